@@ -1,0 +1,458 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * host_tcp.bpf.c - NVMe/TCP host (nvme_core + nvme_tcp + the block layer).
+ *
+ *   H0  rq->start_time_ns, read at H1
+ *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
+ *   H2  kernel_sendpage / kernel_sendmsg return: the command capsule PDU (header + in-capsule data)
+ *       fully handed to TCP, byte-counted per socket from the PDU header's plen
+ *   H3  skb_copy_bits return inside nvme_tcp_recv_skb: the first reply PDU header (C2HData for
+ *       reads, the response capsule otherwise) complete in queue->pdu
+ *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine)
+ *   H5  tracepoint block:block_rq_complete     the record is emitted here
+ *   components: response capsule header (H_RESPONSE_RECEIVED), first R2T header (H_R2T_RECEIVED),
+ *   last H2CData PDU handed to TCP (H_DATA_SENT).
+ *
+ * Why the socket layer: nvme_tcp's own send/receive helpers are inlined on Debian's 6.1 kernel
+ * (design/HOOKS.md); the PDU headers pass through these exported functions as separate buffers.
+ *
+ * Variants (one is chosen per hook by the agent's HookPlan): _tp = tp_btf, _rawtp = raw tracepoint,
+ * _fentry/_fexit = BPF trampoline, _kprobe/_kretprobe = kprobes (the entry saves the arguments).
+ */
+#include "ntprof_bpf_common.h"
+#include "ntprof_host_block.h"
+#include <bpf/bpf_endian.h>
+
+/* cid index: a PDU names its command by (queue, cid); the in-flight table is keyed by request. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NTPROF_MAX_INFLIGHT);
+	__type(key, struct ntprof_host_cid_key);
+	__type(value, __u64);
+} cid_index SEC(".maps");
+
+/* What we know of one NVMe/TCP socket: its queue and where its outgoing PDU stream stands. */
+struct host_sock {
+	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use */
+	__u32 ctrl;      /* nvmeN instance */
+	__s32 remaining; /* bytes of the PDU being sent not yet handed to TCP (0: next send = header) */
+	__u16 qid;
+	__u16 cur_cid;
+	__u8 cur_type;
+	__u8 cur_incapsule;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NTPROF_MAX_SOCKETS);
+	__type(key, __u64);
+	__type(value, struct host_sock);
+} host_socks SEC(".maps");
+
+/* The receive in progress on this CPU: nvme_tcp_recv_skb copies PDU headers from skb into pdu. */
+struct host_recv_ctx {
+	__u64 pdu;
+	__u64 skb;
+	__u32 ctrl;
+	__u16 qid;
+	__u16 hdr_len; /* 24 + header digest */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct host_recv_ctx);
+} recv_ctx SEC(".maps");
+
+enum host_kprobe_hook {
+	HOOK_KERNEL_SENDPAGE = 1,
+	HOOK_KERNEL_SENDMSG = 2,
+	HOOK_SKB_COPY_BITS = 3,
+};
+
+static __always_inline void *nvme_req_of(struct request *rq)
+{
+	return (void *)rq + bpf_core_type_size(struct request); /* blk_mq_rq_to_pdu() */
+}
+
+static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 qid, __u16 cid)
+{
+	struct ntprof_host_cid_key k = { .ctrl = ctrl, .qid = qid, .cid = cid };
+	__u64 *rq = bpf_map_lookup_elem(&cid_index, &k);
+
+	return rq ? host_lookup_request((struct request *)*rq) : NULL;
+}
+
+/* ---- H0/H1: nvme_setup_cmd, the sampling decision ---- */
+static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
+{
+	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
+	struct ntprof_record *rec;
+	struct ntprof_sqe sqe;
+	__u32 dev;
+
+	if (ntprof_read_sqe(cmd, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
+		return 0;
+	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
+		return 0;
+	/* sampled: only now pay for the rest */
+	dev = ntprof_rq_dev(rq);
+	if (!ntprof_dev_watched(dev) || !BPF_CORE_READ(rq, q, queuedata))
+		return 0; /* not a watched namespace, or an admin command (nvme_req_qid() == 0) */
+
+	struct ntprof_record init = {
+		.slba = sqe.slba,
+		.nsid = sqe.nsid,
+		.nlb = sqe.nlb,
+		.ctrl = BPF_CORE_READ(nreq, ctrl, instance),
+		.dev = dev,
+		.flags = ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0,
+		.qid = BPF_CORE_READ(rq, mq_hctx, queue_num) + 1,
+		.cid = sqe.cid,
+		.opcode = sqe.opcode,
+		.transport = NTPROF_TRANSPORT_TCP,
+	};
+	init.stamps[NTPROF_H1_DRIVER_SUBMIT] = bpf_ktime_get_ns();
+	rec = host_track_request(rq, &init);
+	if (!rec)
+		return 0;
+
+	struct ntprof_host_cid_key k = { .ctrl = init.ctrl, .qid = init.qid, .cid = init.cid };
+	__u64 v = (__u64)rq;
+	if (bpf_map_update_elem(&cid_index, &k, &v, BPF_ANY)) {
+		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+		host_forget_request(rq);
+	}
+	return 0;
+}
+
+SEC("tp_btf/nvme_setup_cmd")
+int BPF_PROG(nvme_setup_cmd_tp, struct request *rq, void *cmd)
+{
+	return on_nvme_setup_cmd(rq, cmd);
+}
+
+SEC("raw_tp/nvme_setup_cmd")
+int BPF_PROG(nvme_setup_cmd_rawtp, struct request *rq, void *cmd)
+{
+	return on_nvme_setup_cmd(rq, cmd);
+}
+
+/* ---- H4: nvme_complete_rq ---- */
+static __always_inline int on_nvme_complete_rq(struct request *rq)
+{
+	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
+	struct ntprof_record *rec = host_lookup_request(rq);
+
+	if (!rec)
+		return 0;
+	rec->stamps[NTPROF_H4_DRIVER_DONE] = bpf_ktime_get_ns();
+	rec->status = BPF_CORE_READ(nreq, status);
+	if (rec->status)
+		rec->flags |= NTPROF_F_ERROR;
+	return 0;
+}
+
+SEC("tp_btf/nvme_complete_rq")
+int BPF_PROG(nvme_complete_rq_tp, struct request *rq)
+{
+	return on_nvme_complete_rq(rq);
+}
+
+SEC("raw_tp/nvme_complete_rq")
+int BPF_PROG(nvme_complete_rq_rawtp, struct request *rq)
+{
+	return on_nvme_complete_rq(rq);
+}
+
+/* ---- H5: block_rq_complete, emit ---- */
+static __always_inline int on_block_rq_complete(struct request *rq, __u32 nr_bytes)
+{
+	struct ntprof_record *rec = host_block_complete(rq, nr_bytes);
+
+	if (!rec)
+		return 0;
+	ntprof_emit(rec);
+	struct ntprof_host_cid_key k = { .ctrl = rec->ctrl, .qid = rec->qid, .cid = rec->cid };
+	bpf_map_delete_elem(&cid_index, &k);
+	host_forget_request(rq);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(block_rq_complete_tp, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return on_block_rq_complete(rq, nr_bytes);
+}
+
+SEC("raw_tp/block_rq_complete")
+int BPF_PROG(block_rq_complete_rawtp, struct request *rq, int error, unsigned int nr_bytes)
+{
+	return on_block_rq_complete(rq, nr_bytes);
+}
+
+/* ---- NVMe/TCP sockets ---- */
+
+/* The state of sk if it is an NVMe/TCP host socket, learning it on first sight. A socket is ours
+ * when its remote port is an NVMe/TCP port; its sk_user_data is then the nvme_tcp_queue. */
+static __always_inline struct host_sock *host_sock_get(struct sock *sk)
+{
+	__u64 key = (__u64)sk;
+	struct host_sock *s = bpf_map_lookup_elem(&host_socks, &key);
+	__u64 queue;
+
+	if (!s) {
+		__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+
+		if (!bpf_map_lookup_elem(&tcp_ports, &dport))
+			return NULL;
+	}
+	queue = (__u64)BPF_CORE_READ(sk, sk_user_data) & ~7ULL; /* low bits: SK_USER_DATA_* flags */
+	if (s && s->queue == queue)
+		return s;
+	if (!queue)
+		return NULL;
+	/* new socket, or a freed one's address reused by a new queue */
+	struct nvme_tcp_queue___ntprof *q = (void *)queue;
+	struct nvme_tcp_ctrl___ntprof *c = BPF_CORE_READ(q, ctrl);
+	__u64 queues = (__u64)BPF_CORE_READ(c, queues);
+	struct host_sock fresh = {
+		.queue = queue,
+		.ctrl = BPF_CORE_READ(c, ctrl.instance),
+		.qid = (queue - queues) / bpf_core_type_size(struct nvme_tcp_queue___ntprof),
+	};
+	bpf_map_update_elem(&host_socks, &key, &fresh, BPF_ANY);
+	return bpf_map_lookup_elem(&host_socks, &key);
+}
+
+/* sent bytes starting at kernel address start were handed to TCP on sk. Follow the PDU stream:
+ * a send that starts a PDU carries its header (the drivers send headers as their own buffers). */
+static __always_inline void host_on_send(struct sock *sk, const void *start, long sent)
+{
+	struct host_sock *s;
+	struct ntprof_record *rec;
+
+	if (sent <= 0)
+		return;
+	s = host_sock_get(sk);
+	if (!s)
+		return;
+	if (s->remaining <= 0) {
+		__u8 h[12];
+		__u32 plen;
+
+		if (bpf_probe_read_kernel(h, sizeof(h), start))
+			return;
+		plen = *(__u32 *)&h[4];
+		if (h[0] == NTPROF_PDU_CMD && h[2] == NTPROF_PDU_CMD_HLEN) {
+			s->cur_cid = *(__u16 *)&h[8 + NTPROF_SQE_CID];
+			s->cur_incapsule = plen > NTPROF_PDU_CMD_HLEN + 2 * NTPROF_PDU_DIGEST_LEN;
+		} else if (h[0] == NTPROF_PDU_H2C_DATA && h[2] == NTPROF_PDU_SMALL_HLEN) {
+			s->cur_cid = *(__u16 *)&h[NTPROF_PDU_DATA_CID];
+		} else if (h[0] != NTPROF_PDU_ICREQ) {
+			ntprof_lose(NTPROF_LOSS_PDU_RESYNC);
+			return;
+		}
+		s->cur_type = h[0];
+		s->remaining = plen;
+	}
+	s->remaining -= sent;
+	if (s->remaining > 0)
+		return;
+	s->remaining = 0;
+	if (s->cur_type == NTPROF_PDU_ICREQ)
+		return;
+	rec = host_lookup_cid(s->ctrl, s->qid, s->cur_cid);
+	if (!rec)
+		return;
+	if (s->cur_type == NTPROF_PDU_CMD) {
+		rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();
+		if (s->cur_incapsule)
+			rec->flags |= NTPROF_F_INCAPSULE;
+	} else {
+		rec->stamps[NTPROF_H_DATA_SENT] = bpf_ktime_get_ns(); /* the last H2CData PDU wins */
+	}
+}
+
+static __always_inline void on_kernel_sendpage(struct socket *sock, struct page *page, int offset,
+					       long ret)
+{
+	if (ret > 0)
+		host_on_send(BPF_CORE_READ(sock, sk), ntprof_page_address(page) + offset, ret);
+}
+
+static __always_inline void on_kernel_sendmsg(struct socket *sock, struct kvec *vec, long ret)
+{
+	if (ret > 0)
+		host_on_send(BPF_CORE_READ(sock, sk), BPF_CORE_READ(vec, iov_base), ret);
+}
+
+SEC("fexit/kernel_sendpage")
+int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int offset, size_t size,
+	     int flags, int ret)
+{
+	on_kernel_sendpage(sock, page, offset, ret);
+	return 0;
+}
+
+SEC("kprobe/kernel_sendpage")
+int BPF_KPROBE(kernel_sendpage_kprobe, struct socket *sock, struct page *page, int offset)
+{
+	ntprof_save_args(HOOK_KERNEL_SENDPAGE, ctx, (__u64)sock, (__u64)page, offset, 0, 0);
+	return 0;
+}
+
+SEC("kretprobe/kernel_sendpage")
+int BPF_KRETPROBE(kernel_sendpage_kretprobe, int ret)
+{
+	struct ntprof_saved_key k;
+	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_KERNEL_SENDPAGE, ctx, &k);
+
+	if (!a)
+		return 0;
+	on_kernel_sendpage((void *)a->arg[0], (void *)a->arg[1], (int)a->arg[2], ret);
+	bpf_map_delete_elem(&kprobe_args, &k);
+	return 0;
+}
+
+SEC("fexit/kernel_sendmsg")
+int BPF_PROG(kernel_sendmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
+	     size_t num, size_t size, int ret)
+{
+	on_kernel_sendmsg(sock, vec, ret);
+	return 0;
+}
+
+SEC("kprobe/kernel_sendmsg")
+int BPF_KPROBE(kernel_sendmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec)
+{
+	ntprof_save_args(HOOK_KERNEL_SENDMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
+	return 0;
+}
+
+SEC("kretprobe/kernel_sendmsg")
+int BPF_KRETPROBE(kernel_sendmsg_kretprobe, int ret)
+{
+	struct ntprof_saved_key k;
+	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_KERNEL_SENDMSG, ctx, &k);
+
+	if (!a)
+		return 0;
+	on_kernel_sendmsg((void *)a->arg[0], (void *)a->arg[1], ret);
+	bpf_map_delete_elem(&kprobe_args, &k);
+	return 0;
+}
+
+/* ---- H3: reply PDU headers ---- */
+
+/* nvme_tcp_recv_skb(desc, skb, ...): remember where this queue copies PDU headers to. */
+static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct sk_buff *skb)
+{
+	struct nvme_tcp_queue___ntprof *q = BPF_CORE_READ(desc, arg.data);
+	struct host_sock *s = host_sock_get(BPF_CORE_READ(q, sock, sk));
+	__u32 zero = 0;
+	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
+
+	if (!c)
+		return;
+	if (!s) {
+		ntprof_lose(NTPROF_LOSS_NO_QUEUE);
+		c->pdu = 0;
+		return;
+	}
+	c->pdu = (__u64)BPF_CORE_READ(q, pdu);
+	c->skb = (__u64)skb;
+	c->ctrl = s->ctrl;
+	c->qid = s->qid;
+	c->hdr_len = NTPROF_PDU_SMALL_HLEN + (BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0);
+}
+
+/* skb_copy_bits(skb, offset, to, len) returned ret: if it completed a PDU header in the receive
+ * buffer of the queue being read on this CPU, stamp the command it names. */
+static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int len, int ret)
+{
+	__u32 zero = 0;
+	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
+	__u64 at = (__u64)to;
+	struct ntprof_record *rec;
+	__u8 h[NTPROF_PDU_SMALL_HLEN];
+	__u16 cid;
+	__u64 now;
+
+	if (!c || !c->pdu || at < c->pdu || at >= c->pdu + c->hdr_len)
+		return;
+	/* skb_copy_bits recurses into frag-list skbs with the same destination: only the outer call,
+	 * on the skb nvme_tcp_recv_skb got, is the driver's copy */
+	if (ret || (__u64)skb != c->skb || at - c->pdu + len != c->hdr_len)
+		return;
+	if (bpf_probe_read_kernel(h, sizeof(h), (void *)c->pdu))
+		return;
+	if (h[0] == NTPROF_PDU_RSP)
+		cid = *(__u16 *)&h[NTPROF_PDU_RSP_CID];
+	else if (h[0] == NTPROF_PDU_C2H_DATA || h[0] == NTPROF_PDU_R2T)
+		cid = *(__u16 *)&h[NTPROF_PDU_DATA_CID];
+	else
+		return;
+	rec = host_lookup_cid(c->ctrl, c->qid, cid);
+	if (!rec)
+		return;
+	now = bpf_ktime_get_ns();
+	if (h[0] == NTPROF_PDU_R2T) {
+		if (!rec->stamps[NTPROF_H_R2T_RECEIVED])
+			rec->stamps[NTPROF_H_R2T_RECEIVED] = now;
+		rec->flags |= NTPROF_F_R2T;
+		return;
+	}
+	if (!rec->stamps[NTPROF_H3_REPLY_RECEIVED])
+		rec->stamps[NTPROF_H3_REPLY_RECEIVED] = now;
+	if (h[0] == NTPROF_PDU_RSP || (h[1] & NTPROF_PDU_F_DATA_SUCCESS))
+		rec->stamps[NTPROF_H_RESPONSE_RECEIVED] = now;
+}
+
+SEC("fentry/nvme_tcp_recv_skb")
+int BPF_PROG(nvme_tcp_recv_skb_fentry, read_descriptor_t *desc, struct sk_buff *skb)
+{
+	on_nvme_tcp_recv_skb(desc, skb);
+	return 0;
+}
+
+SEC("kprobe/nvme_tcp_recv_skb")
+int BPF_KPROBE(nvme_tcp_recv_skb_kprobe, read_descriptor_t *desc, struct sk_buff *skb)
+{
+	on_nvme_tcp_recv_skb(desc, skb);
+	return 0;
+}
+
+SEC("fexit/skb_copy_bits")
+int BPF_PROG(skb_copy_bits_fexit, struct sk_buff *skb, int offset, void *to, int len, int ret)
+{
+	on_skb_copy_bits(skb, to, len, ret);
+	return 0;
+}
+
+SEC("kprobe/skb_copy_bits")
+int BPF_KPROBE(skb_copy_bits_kprobe, struct sk_buff *skb, int offset, void *to, int len)
+{
+	__u32 zero = 0;
+	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
+
+	/* save only the copies that can matter: most skb_copy_bits calls are not ours */
+	if (c && c->pdu && (__u64)skb == c->skb && (__u64)to >= c->pdu &&
+	    (__u64)to < c->pdu + c->hdr_len)
+		ntprof_save_args(HOOK_SKB_COPY_BITS, ctx, (__u64)skb, (__u64)to, len, 0, 0);
+	return 0;
+}
+
+SEC("kretprobe/skb_copy_bits")
+int BPF_KRETPROBE(skb_copy_bits_kretprobe, int ret)
+{
+	struct ntprof_saved_key k;
+	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_SKB_COPY_BITS, ctx, &k);
+
+	if (!a)
+		return 0;
+	on_skb_copy_bits((void *)a->arg[0], (void *)a->arg[1], (int)a->arg[2], ret);
+	bpf_map_delete_elem(&kprobe_args, &k);
+	return 0;
+}

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_bpf_common.h - what every ntprof BPF object shares: the session's read-only config, the
+ * ring buffer of records, loss counters, the watched-device table and small kernel helpers.
+ *
+ * Include once per object, first. Programs read pointers with BPF_CORE_READ so one body serves the
+ * BTF-typed variants (tp_btf, fentry) and the untyped ones (raw_tp, kprobe).
+ */
+#ifndef NTPROF_BPF_COMMON_H
+#define NTPROF_BPF_COMMON_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "ntprof_maps.h"
+#include "ntprof_record.h"
+#include "ntprof_sampler.h"
+#include "ntprof_kernel_types.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* ---- session config, set by the agent before load (rodata) ---- */
+const volatile __u32 sample_rate = 0; /* N: one command in N; 0 = none */
+const volatile __u64 salt = 0;
+
+/* ---- maps shared by every object ---- */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NTPROF_LOSS_CAUSES);
+	__type(key, __u32);
+	__type(value, __u64);
+} losses SEC(".maps");
+
+/* Devices (kernel dev_t, MAJOR << 20 | MINOR) whose commands are counted and may be sampled;
+ * filled by the agent (host: namespaces of NVMe/TCP controllers, or --device). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NTPROF_MAX_DEVICES);
+	__type(key, __u32);
+	__type(value, __u8);
+} watched_devs SEC(".maps");
+
+/* NVMe/TCP ports (host: remote port, target: local port) that mark a socket as NVMe/TCP. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u16);
+	__type(value, __u8);
+} tcp_ports SEC(".maps");
+
+static __always_inline void ntprof_lose(__u32 cause)
+{
+	__u64 *n = bpf_map_lookup_elem(&losses, &cause);
+
+	if (n)
+		*n += 1; /* per-CPU slot: no atomic needed */
+}
+
+/* Hand a finished record to user space. The in-flight entry is copied, so the caller may delete it. */
+static __always_inline void ntprof_emit(const struct ntprof_record *rec)
+{
+	if (bpf_ringbuf_output(&events, (void *)rec, sizeof(*rec), 0))
+		ntprof_lose(NTPROF_LOSS_RINGBUF_FULL);
+}
+
+static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slba, __u32 nlb,
+					      __u16 cid)
+{
+	return ntprof_sampled(opcode, nsid, slba, nlb, cid, salt, sample_rate);
+}
+
+/* The block device a request is for: the partition/whole-disk bdev the bio was aimed at. */
+static __always_inline __u32 ntprof_rq_dev(struct request *rq)
+{
+	struct block_device *part = BPF_CORE_READ(rq, part);
+
+	if (part)
+		return BPF_CORE_READ(part, bd_dev);
+	struct gendisk *disk = BPF_CORE_READ(rq, q, disk);
+	if (!disk)
+		return 0;
+	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+}
+
+static __always_inline bool ntprof_dev_watched(__u32 dev)
+{
+	return bpf_map_lookup_elem(&watched_devs, &dev) != NULL;
+}
+
+/* REQ_OP_* of a request (the low 8 bits of cmd_flags on every kernel since 4.10). */
+#define NTPROF_REQ_OP_READ 0
+#define NTPROF_REQ_OP_WRITE 1
+static __always_inline __u32 ntprof_rq_op(struct request *rq)
+{
+	return BPF_CORE_READ(rq, cmd_flags) & 0xff;
+}
+
+/* ---- the NVMe SQE fields both sides sample on ---- */
+struct ntprof_sqe {
+	__u64 slba;
+	__u32 nsid;
+	__u32 nlb;
+	__u32 data_len;
+	__u16 cid;
+	__u8 opcode;
+};
+
+/* Parse the fields of a 64-byte SQE at kernel address sqe (one probe read of 52 bytes). */
+static __always_inline int ntprof_read_sqe(const void *sqe, struct ntprof_sqe *out)
+{
+	__u8 b[NTPROF_SQE_READ_LEN];
+
+	if (bpf_probe_read_kernel(b, sizeof(b), sqe))
+		return -1;
+	out->opcode = b[NTPROF_SQE_OPCODE];
+	out->cid = *(__u16 *)&b[NTPROF_SQE_CID];
+	out->nsid = *(__u32 *)&b[NTPROF_SQE_NSID];
+	out->data_len = *(__u32 *)&b[NTPROF_SQE_SGL_LEN];
+	out->slba = *(__u64 *)&b[NTPROF_SQE_SLBA];
+	out->nlb = *(__u16 *)&b[NTPROF_SQE_NLB];
+	return 0;
+}
+
+static __always_inline bool ntprof_opcode_is_write(__u8 opcode)
+{
+	return (opcode & 3) == 1; /* NVMe data transfer direction bits: 01 = host to controller */
+}
+
+/* ---- page -> kernel virtual address (x86-64 vmemmap + direct map, KASLR aware) ----
+ * The NVMe/TCP drivers hand PDU headers to TCP as (page, offset); to read the header we need
+ * page_address(page). The two bases are kernel variables found through kallsyms by libbpf. */
+extern const void vmemmap_base __ksym __weak;
+extern const void page_offset_base __ksym __weak;
+__u64 ntprof_vmemmap_base = 0;
+__u64 ntprof_page_offset_base = 0;
+
+static __always_inline void *ntprof_page_address(struct page *page)
+{
+	if (!ntprof_vmemmap_base) {
+		__u64 v = 0xffffea0000000000ULL, p = 0xffff888000000000ULL; /* no-KASLR defaults */
+
+		if (&vmemmap_base)
+			bpf_probe_read_kernel(&v, sizeof(v), &vmemmap_base);
+		if (&page_offset_base)
+			bpf_probe_read_kernel(&p, sizeof(p), &page_offset_base);
+		ntprof_page_offset_base = p;
+		ntprof_vmemmap_base = v;
+	}
+	__u64 pfn = ((__u64)page - ntprof_vmemmap_base) / bpf_core_type_size(struct page);
+	return (void *)(ntprof_page_offset_base + (pfn << 12));
+}
+
+/* ---- saved arguments for kprobe/kretprobe pairs (the kprobe twin of fexit) ----
+ * A kretprobe sees only the return value, so the entry probe saves the arguments, keyed by thread
+ * and hook. The stack pointer at entry tells a return from the saved call apart from the return of
+ * a nested call of the same function (skb_copy_bits recurses into frag lists). */
+struct ntprof_saved_args {
+	__u64 arg[5];
+	__u64 sp;
+};
+struct ntprof_saved_key {
+	__u64 tid;
+	__u32 hook;
+	__u32 pad;
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, struct ntprof_saved_key);
+	__type(value, struct ntprof_saved_args);
+} kprobe_args SEC(".maps");
+
+static __always_inline void ntprof_save_args(__u32 hook, struct pt_regs *ctx, __u64 a0, __u64 a1,
+					     __u64 a2, __u64 a3, __u64 a4)
+{
+	struct ntprof_saved_key k = { .tid = bpf_get_current_pid_tgid(), .hook = hook };
+	struct ntprof_saved_args v = { .arg = { a0, a1, a2, a3, a4 }, .sp = PT_REGS_SP(ctx) };
+
+	bpf_map_update_elem(&kprobe_args, &k, &v, BPF_ANY);
+}
+
+/* The saved arguments of the call that is returning now, or NULL (consumed by the caller). */
+static __always_inline struct ntprof_saved_args *ntprof_saved_args(__u32 hook, struct pt_regs *ctx,
+								   struct ntprof_saved_key *k)
+{
+	k->tid = bpf_get_current_pid_tgid();
+	k->hook = hook;
+	k->pad = 0;
+	struct ntprof_saved_args *a = bpf_map_lookup_elem(&kprobe_args, k);
+	/* at return the return address has been popped: sp = sp at entry + 8 */
+	if (!a || a->sp + 8 != PT_REGS_SP(ctx))
+		return NULL;
+	return a;
+}
+
+#endif /* NTPROF_BPF_COMMON_H */

@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_host_block.h - the host's block-layer side, shared by host_tcp.bpf.c (NVMe/TCP namespaces)
+ * and local_block.bpf.c (any local block device): the in-flight table keyed by struct request *,
+ * H0 from the request's start time, H5 at block_rq_complete, and the throughput counters of every
+ * completed command of a watched device.
+ *
+ * Include after ntprof_bpf_common.h.
+ */
+#ifndef NTPROF_HOST_BLOCK_H
+#define NTPROF_HOST_BLOCK_H
+
+/* Sampled commands in flight, keyed by their struct request *. Only sampled commands get an entry;
+ * entries of commands that never complete are swept by the agent (counted as evicted). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NTPROF_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct ntprof_record);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, NTPROF_MAX_DEVICES);
+	__type(key, __u32);
+	__type(value, struct ntprof_dev_counters);
+} dev_counters SEC(".maps");
+
+/* Start tracking a sampled request: identity fields are the caller's, block fields are set here.
+ * Returns the in-flight entry or NULL when the table is full (counted). */
+static __always_inline struct ntprof_record *host_track_request(struct request *rq,
+								struct ntprof_record *init)
+{
+	__u64 key = (__u64)rq;
+
+	init->role = NTPROF_ROLE_HOST;
+	init->stack = NTPROF_STACK_KERNEL;
+	init->bytes = BPF_CORE_READ(rq, __data_len);
+	/* rq->start_time_ns is ktime_get_ns() at allocation, the clock of bpf_ktime_get_ns; it is 0
+	 * when the queue keeps no I/O statistics (then H0 stays "not seen"). */
+	init->stamps[NTPROF_H0_BLOCK_START] = BPF_CORE_READ(rq, start_time_ns);
+	if (bpf_map_update_elem(&inflight, &key, init, BPF_ANY)) {
+		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&inflight, &key);
+}
+
+static __always_inline struct ntprof_record *host_lookup_request(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	return bpf_map_lookup_elem(&inflight, &key);
+}
+
+static __always_inline void host_count_completion(__u32 dev, struct request *rq, __u32 nr_bytes)
+{
+	__u32 op = ntprof_rq_op(rq);
+	struct ntprof_dev_counters *c;
+
+	if (op != NTPROF_REQ_OP_READ && op != NTPROF_REQ_OP_WRITE)
+		return;
+	c = bpf_map_lookup_elem(&dev_counters, &dev);
+	if (!c) {
+		struct ntprof_dev_counters zero = {};
+
+		bpf_map_update_elem(&dev_counters, &dev, &zero, BPF_NOEXIST);
+		c = bpf_map_lookup_elem(&dev_counters, &dev);
+		if (!c)
+			return;
+	}
+	if (op == NTPROF_REQ_OP_READ) {
+		c->reads++;
+		c->read_bytes += nr_bytes;
+	} else {
+		c->writes++;
+		c->write_bytes += nr_bytes;
+	}
+}
+
+/* block_rq_complete: count the completion of a watched device; if the request is a sampled one,
+ * stamp H5 and return its entry (the caller emits it and forgets the command). */
+static __always_inline struct ntprof_record *host_block_complete(struct request *rq, __u32 nr_bytes)
+{
+	__u32 dev = ntprof_rq_dev(rq);
+	struct ntprof_record *rec;
+
+	if (!ntprof_dev_watched(dev))
+		return NULL;
+	host_count_completion(dev, rq, nr_bytes);
+	rec = host_lookup_request(rq);
+	if (!rec)
+		return NULL;
+	rec->stamps[NTPROF_H5_BLOCK_DONE] = bpf_ktime_get_ns();
+	return rec;
+}
+
+static __always_inline void host_forget_request(struct request *rq)
+{
+	__u64 key = (__u64)rq;
+
+	bpf_map_delete_elem(&inflight, &key);
+}
+
+#endif /* NTPROF_HOST_BLOCK_H */

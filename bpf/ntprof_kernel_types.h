@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_kernel_types.h - minimal CO-RE views of driver-private kernel structs.
+ *
+ * These structs live in module headers (drivers/nvme/host/nvme.h, drivers/nvme/{host,target}/tcp.c,
+ * drivers/nvme/target/nvmet.h), so they are not in the build machine's vmlinux.h. Each is declared
+ * here with only the fields we read and the CO-RE flavor suffix ___ntprof: libbpf strips the suffix
+ * and relocates every field access against the BTF of the running kernel's module (nvme_core,
+ * nvme_tcp, nvmet, nvmet_tcp) at load time, so offsets here do not matter, names do.
+ *
+ * Wire formats (the NVMe SQE, NVMe/TCP PDU headers) are not kernel structs: they are read as bytes at
+ * the offsets the specifications fix (see the NTPROF_SQE_* and NTPROF_PDU_* constants).
+ */
+#ifndef NTPROF_KERNEL_TYPES_H
+#define NTPROF_KERNEL_TYPES_H
+
+#define NTPROF_CORE __attribute__((preserve_access_index))
+
+/* ---- nvme_core (drivers/nvme/host/nvme.h) ---- */
+struct nvme_ctrl___ntprof {
+	int instance; /* N of /dev/nvmeN */
+} NTPROF_CORE;
+
+/* Lives right after struct request (blk_mq_rq_to_pdu): nvme_req(rq). */
+struct nvme_request___ntprof {
+	__u16 status;
+	struct nvme_ctrl___ntprof *ctrl;
+} NTPROF_CORE;
+
+/* ---- nvme_tcp host (drivers/nvme/host/tcp.c) ---- */
+struct nvme_tcp_ctrl___ntprof;
+struct nvme_tcp_queue___ntprof {
+	struct socket *sock;
+	void *pdu;          /* receive buffer of the PDU header being read */
+	bool hdr_digest;
+	struct nvme_tcp_ctrl___ntprof *ctrl;
+} NTPROF_CORE;
+
+struct nvme_tcp_ctrl___ntprof {
+	struct nvme_tcp_queue___ntprof *queues; /* qid = queue - queues */
+	struct nvme_ctrl___ntprof ctrl;
+} NTPROF_CORE;
+
+/* ---- nvmet core (drivers/nvme/target/nvmet.h) ---- */
+struct nvmet_subsys___ntprof;
+struct nvmet_ctrl___ntprof {
+	struct nvmet_subsys___ntprof *subsys;
+	__u16 cntlid;
+	char subsysnqn[256];
+} NTPROF_CORE;
+
+struct nvmet_sq___ntprof {
+	struct nvmet_ctrl___ntprof *ctrl;
+	__u16 qid;
+} NTPROF_CORE;
+
+struct nvmet_ns___ntprof {
+	struct block_device *bdev;
+} NTPROF_CORE;
+
+struct nvmet_req___ntprof {
+	void *cmd;                   /* struct nvme_command *: the SQE, read as bytes */
+	struct nvme_completion *cqe; /* read as bytes too: status at NTPROF_CQE_STATUS */
+	struct nvmet_sq___ntprof *sq;
+	struct nvmet_ns___ntprof *ns;
+} NTPROF_CORE;
+
+/* ---- nvmet_tcp target (drivers/nvme/target/tcp.c) ---- */
+struct nvmet_tcp_queue___ntprof {
+	struct socket *sock;
+	struct nvmet_sq___ntprof nvme_sq; /* embedded: &queue->nvme_sq is the command's sq */
+	union {
+		__u8 first;
+	} pdu; /* union nvme_tcp_pdu, embedded: only its address is used (composite types match) */
+	bool hdr_digest;
+} NTPROF_CORE;
+
+/* ---- NVMe submission queue entry (NVMe base spec, 64 bytes, little endian) ---- */
+#define NTPROF_SQE_OPCODE 0
+#define NTPROF_SQE_CID 2
+#define NTPROF_SQE_NSID 4
+#define NTPROF_SQE_SGL_LEN 32 /* dptr.sgl.length (fabrics: data length of the command) */
+#define NTPROF_SQE_SLBA 40
+#define NTPROF_SQE_NLB 48     /* cdw12 bits 15:0, 0-based */
+#define NTPROF_SQE_READ_LEN 52
+#define NTPROF_CQE_STATUS 14  /* status field (bits 15:1) + phase (bit 0) */
+#define NTPROF_OPC_FABRICS 0x7f
+
+/* ---- NVMe/TCP PDU common header (NVMe/TCP transport spec) ---- */
+enum ntprof_pdu_type {
+	NTPROF_PDU_ICREQ = 0,
+	NTPROF_PDU_ICRESP = 1,
+	NTPROF_PDU_CMD = 4,
+	NTPROF_PDU_RSP = 5,
+	NTPROF_PDU_H2C_DATA = 6,
+	NTPROF_PDU_C2H_DATA = 7,
+	NTPROF_PDU_R2T = 9,
+};
+#define NTPROF_PDU_HDR_LEN 8     /* type, flags, hlen, pdo, plen (le32) */
+#define NTPROF_PDU_CMD_HLEN 72   /* 8 + 64-byte SQE */
+#define NTPROF_PDU_SMALL_HLEN 24 /* response, C2HData, H2CData, R2T */
+#define NTPROF_PDU_DATA_CID 8    /* command_id in C2HData, H2CData and R2T headers */
+#define NTPROF_PDU_RSP_CID 20    /* command_id of the CQE in a response capsule (8 + 12) */
+#define NTPROF_PDU_DIGEST_LEN 4
+#define NTPROF_PDU_F_DATA_SUCCESS 0x08 /* C2HData that also completes the command (no response) */
+
+#endif /* NTPROF_KERNEL_TYPES_H */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_maps.h - the layouts of the BPF maps that user space reads or writes, besides the record
+ * itself (ntprof_record.h). Included by the BPF programs (after vmlinux.h) and by the agent in
+ * daemon/, which static_asserts the sizes (daemon/record_layout.cpp).
+ */
+#ifndef NTPROF_MAPS_H
+#define NTPROF_MAPS_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#include "ntprof_record.h"
+
+/* Why a command or a stamp was lost in the kernel; index of the per-CPU "losses" array. */
+enum ntprof_loss_cause {
+	NTPROF_LOSS_RINGBUF_FULL = 0,   /* record dropped: ring buffer full (user space too slow) */
+	NTPROF_LOSS_INFLIGHT_FULL = 1,  /* sampled command not tracked: in-flight table full */
+	NTPROF_LOSS_PDU_RESYNC = 2,     /* a socket send/receive did not start with a PDU header we
+					 * know; the stream parser skipped it (stamps of that PDU lost) */
+	NTPROF_LOSS_NO_QUEUE = 3,       /* PDU on an NVMe/TCP socket whose queue was not known yet */
+	NTPROF_LOSS_CAUSES = 4,
+};
+
+/* Every completed command of a watched device, sampled or not: the throughput of a report. */
+struct ntprof_dev_counters {
+	__u64 reads;
+	__u64 writes;
+	__u64 read_bytes;
+	__u64 write_bytes;
+};
+
+/* Host: (controller instance, qid, cid) -> struct request *, to find a command from its PDUs. */
+struct ntprof_host_cid_key {
+	__u32 ctrl;
+	__u16 qid;
+	__u16 cid;
+};
+
+/* Target: a command is (submission queue, cid) from its capsule until its response is sent. */
+struct ntprof_target_key {
+	__u64 sq;  /* struct nvmet_sq * of the queue */
+	__u16 cid;
+	__u16 pad[3];
+};
+
+/* Target in-flight value: the record plus the nvmet_req that carries it through nvmet core. */
+struct ntprof_target_inflight {
+	struct ntprof_record rec;
+	__u64 req; /* struct nvmet_req *, 0 until nvmet_req_init */
+};
+
+/* Target: agent-local subsystem id -> subsystem NQN (filled once per subsystem by BPF). */
+#define NTPROF_NQN_LEN 256
+struct ntprof_subsys_name {
+	char nqn[NTPROF_NQN_LEN];
+};
+
+/* Sizes of the bounded tables (user space sweeps commands that never complete). */
+#define NTPROF_MAX_INFLIGHT 16384
+#define NTPROF_MAX_SOCKETS 1024
+#define NTPROF_MAX_DEVICES 256
+#define NTPROF_MAX_SUBSYS 64
+
+#endif /* NTPROF_MAPS_H */

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_sampler.h - "the same one command in N, with no talking" (DESIGN section 2).
+ *
+ * One header-only implementation compiled into the BPF programs, the C++ agent and collector, and
+ * user-space applications that follow the ntprof probe contract (SPDK). Host and target decide on
+ * fields both see in the submission queue entry, so they keep the same commands without exchanging
+ * anything but the session's (N, salt).
+ */
+#ifndef NTPROF_SAMPLER_H
+#define NTPROF_SAMPLER_H
+
+#if defined(__VMLINUX_H__) || defined(__KERNEL__)
+#define NTPROF_SAMPLER_U8 __u8
+#define NTPROF_SAMPLER_U16 __u16
+#define NTPROF_SAMPLER_U32 __u32
+#define NTPROF_SAMPLER_U64 __u64
+#else
+#include <stdint.h>
+#define NTPROF_SAMPLER_U8 uint8_t
+#define NTPROF_SAMPLER_U16 uint16_t
+#define NTPROF_SAMPLER_U32 uint32_t
+#define NTPROF_SAMPLER_U64 uint64_t
+#endif
+
+#ifndef NTPROF_SAMPLER_INLINE
+#if defined(__bpf__)
+#define NTPROF_SAMPLER_INLINE static __attribute__((always_inline)) inline
+#else
+#define NTPROF_SAMPLER_INLINE static inline
+#endif
+#endif
+
+/* The splitmix64 / murmur3 64-bit finalizer: full avalanche at two multiplies. */
+NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_mix64(NTPROF_SAMPLER_U64 x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+/* The hash both sides compute; exposed so tests can check it bit for bit. */
+NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_command_hash(NTPROF_SAMPLER_U8 opcode,
+							      NTPROF_SAMPLER_U32 nsid,
+							      NTPROF_SAMPLER_U64 slba,
+							      NTPROF_SAMPLER_U32 nlb,
+							      NTPROF_SAMPLER_U16 cid,
+							      NTPROF_SAMPLER_U64 salt)
+{
+	NTPROF_SAMPLER_U64 h = ntprof_mix64(salt ^ 0x6e7470726f66ULL /* "ntprof" */);
+	h = ntprof_mix64(h ^ slba);
+	h = ntprof_mix64(h ^ (((NTPROF_SAMPLER_U64)nsid << 32) | nlb));
+	h = ntprof_mix64(h ^ (((NTPROF_SAMPLER_U64)opcode << 16) | cid));
+	return h;
+}
+
+/* 1 when the command is one of the sampled ones: hash % N == 0. N == 0 samples nothing. */
+NTPROF_SAMPLER_INLINE int ntprof_sampled(NTPROF_SAMPLER_U8 opcode, NTPROF_SAMPLER_U32 nsid,
+					 NTPROF_SAMPLER_U64 slba, NTPROF_SAMPLER_U32 nlb,
+					 NTPROF_SAMPLER_U16 cid, NTPROF_SAMPLER_U64 salt,
+					 NTPROF_SAMPLER_U32 n)
+{
+	if (n == 0)
+		return 0;
+	if (n == 1)
+		return 1;
+	return ntprof_command_hash(opcode, nsid, slba, nlb, cid, salt) % n == 0;
+}
+
+#endif /* NTPROF_SAMPLER_H */

@@ -1,0 +1,89 @@
+#include "ntp_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "ntp_format.h"
+
+namespace ntprof {
+
+absl::StatusOr<std::unique_ptr<NtpWriter>> NtpWriter::Create(const std::string& path,
+                                                             const v1::FileHeader& header) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": cannot create: ", std::strerror(errno)));
+  }
+  std::unique_ptr<NtpWriter> writer(new NtpWriter(path, fd));
+  std::string body = header.SerializeAsString();
+  std::string preamble(ntp::kPreambleBytes, '\0');
+  std::memcpy(preamble.data(), ntp::kMagic.data(), ntp::kMagic.size());
+  ntp::PutU32(preamble.data() + 8, ntp::kFormatVersion);
+  ntp::PutU32(preamble.data() + 12, static_cast<uint32_t>(body.size()));
+  ntp::PutU32(preamble.data() + 16, ntp::Crc32(body));
+  if (auto st = writer->WriteAll(preamble + body); !st.ok()) return st;
+  return writer;
+}
+
+NtpWriter::~NtpWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::Status NtpWriter::WriteAll(const std::string& bytes) {
+  if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat(path_, ": already finalized"));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return absl::UnavailableError(absl::StrCat(path_, ": write failed: ", std::strerror(errno)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NtpWriter::WriteFrame(uint32_t kind, const std::string& payload) {
+  if (payload.size() > ntp::kMaxFrameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path_, ": batch of ", payload.size(), " bytes exceeds the frame limit"));
+  }
+  std::string frame(ntp::kFrameHeaderBytes, '\0');
+  ntp::PutU32(frame.data(), kind);
+  ntp::PutU32(frame.data() + 4, static_cast<uint32_t>(payload.size()));
+  ntp::PutU32(frame.data() + 8, ntp::Crc32(payload));
+  frame += payload;
+  return WriteAll(frame);
+}
+
+absl::Status NtpWriter::WriteBatch(const v1::RecordBatch& batch) {
+  if (auto st = WriteFrame(static_cast<uint32_t>(ntp::FrameKind::kBatch), batch.SerializeAsString());
+      !st.ok()) {
+    return st;
+  }
+  records_ += static_cast<uint64_t>(batch.records_size());
+  ++batches_;
+  return absl::OkStatus();
+}
+
+absl::Status NtpWriter::Finalize(v1::FileTrailer trailer) {
+  trailer.set_records(records_);
+  trailer.set_batches(batches_);
+  if (auto st = WriteFrame(static_cast<uint32_t>(ntp::FrameKind::kTrailer),
+                           trailer.SerializeAsString());
+      !st.ok()) {
+    return st;
+  }
+  if (::fsync(fd_) != 0) {
+    return absl::UnavailableError(absl::StrCat(path_, ": fsync failed: ", std::strerror(errno)));
+  }
+  ::close(fd_);
+  fd_ = -1;
+  return absl::OkStatus();
+}
+
+}  // namespace ntprof

@@ -1,0 +1,41 @@
+// Writes a .ntp recording: header first, then one frame per RecordBatch, then a trailer.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ntprof/v1/record.pb.h"
+
+namespace ntprof {
+
+class NtpWriter {
+ public:
+  // Creates (or truncates) `path` and writes the header.
+  static absl::StatusOr<std::unique_ptr<NtpWriter>> Create(const std::string& path,
+                                                           const v1::FileHeader& header);
+  ~NtpWriter();
+  NtpWriter(const NtpWriter&) = delete;
+  NtpWriter& operator=(const NtpWriter&) = delete;
+
+  // Appends one batch as a single write(2): after a SIGKILL the file is readable up to here.
+  absl::Status WriteBatch(const v1::RecordBatch& batch);
+  // Appends the trailer (record and batch counts are filled in), syncs and closes the file.
+  absl::Status Finalize(v1::FileTrailer trailer);
+
+  uint64_t records_written() const { return records_; }
+  uint64_t batches_written() const { return batches_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  NtpWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
+  absl::Status WriteAll(const std::string& bytes);
+  absl::Status WriteFrame(uint32_t kind, const std::string& payload);
+
+  std::string path_;
+  int fd_ = -1;
+  uint64_t records_ = 0;
+  uint64_t batches_ = 0;
+};
+
+}  // namespace ntprof

@@ -1,0 +1,49 @@
+// The .ntp files of one run (host and/or target halves), checked to belong together, streamed in
+// approximate time order through the join and into a report. Works on files larger than memory:
+// only the records waiting for their other half are held.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "join_engine.h"
+#include "ntp_reader.h"
+#include "report.h"
+
+namespace ntprof {
+
+struct ReportOptions {
+  NtpReadOptions read;
+  JoinOptions join;
+};
+
+class RecordingSet {
+ public:
+  // Opens every file and checks the headers: same sample rate and salt, same session.
+  static absl::StatusOr<RecordingSet> Open(const std::vector<std::string>& paths,
+                                           ReportOptions options = {});
+
+  // Reads all records once. Errors (a corrupt batch, runs that do not overlap in time) come before
+  // any output.
+  absl::StatusOr<Report> BuildReport();
+
+  bool has_host() const { return has_host_; }
+  bool has_target() const { return has_target_; }
+  const std::vector<std::string>& paths() const { return paths_; }
+
+ private:
+  RecordingSet() = default;
+
+  std::vector<std::string> paths_;
+  ReportOptions options_;
+  std::vector<v1::FileHeader> headers_;
+  bool has_host_ = false;
+  bool has_target_ = false;
+};
+
+// "a.ntp" -> ["a.ntp"]; "dir" -> its *.ntp files; "a.ntp,b.ntp" -> both. Used by report and compare.
+absl::StatusOr<std::vector<std::string>> ExpandRecordingArgs(const std::vector<std::string>& args);
+
+}  // namespace ntprof

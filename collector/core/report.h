@@ -1,0 +1,107 @@
+// What a report says (DESIGN section 6), independent of how it is printed.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "join_engine.h"
+#include "stage_model.h"
+
+namespace ntprof {
+
+struct Distribution {
+  uint64_t n = 0;
+  double mean_ns = 0;
+  int64_t p50_ns = 0;
+  int64_t p99_ns = 0;
+  int64_t p999_ns = 0;
+};
+
+struct StageRow {
+  Stage stage;
+  std::string label;
+  Distribution dist;
+  double share = 0;                  // of the end-to-end mean, 0..1
+  std::optional<double> avg_qd;      // Little's law: commands in this stage on average
+};
+
+struct ComponentRow {
+  Component component;
+  Stage stage;
+  Distribution dist;
+  std::optional<double> avg_qd;
+};
+
+struct Throughput {
+  std::string device;
+  std::string direction;  // "read" / "write"
+  double iops = 0;
+  double bytes_per_s = 0;
+};
+
+struct GroupReport {
+  std::string name;    // "read 4KiB nvme0n1"
+  std::string op;
+  uint32_t bytes = 0;
+  std::string device;
+  Scope scope = Scope::kJoined;
+  Distribution latency;  // end to end (host view) or in-target total
+  std::vector<StageRow> stages;       // in print order, the total last
+  std::vector<ComponentRow> components;
+  std::optional<Throughput> throughput;
+  std::optional<Stage> largest;
+  std::vector<std::string> missing_components;  // optional hooks that were not recorded
+};
+
+struct RecordTally {
+  uint64_t host = 0;
+  uint64_t target = 0;
+  uint64_t matched = 0;
+  uint64_t host_only = 0;
+  uint64_t target_only = 0;
+  uint64_t incomplete = 0;  // a required stamp was missing
+  double matched_percent() const { return host == 0 ? 0.0 : 100.0 * matched / host; }
+};
+
+struct Report {
+  std::string title;             // what was read: files or a session
+  std::string transport;         // "tcp", "rdma", "local" or "mixed"
+  uint32_t sample_rate = 0;
+  double span_s = 0;
+  std::vector<GroupReport> groups;
+  RecordTally records;
+  v1::LossCounters losses;
+  std::vector<std::string> notes;  // warnings a reader must see (unfinished files, losses, ...)
+};
+
+// BASE vs NEW, group by group.
+struct StageDelta {
+  Stage stage;
+  std::string label;
+  std::optional<double> base_mean_ns;
+  std::optional<double> new_mean_ns;
+};
+
+struct GroupComparison {
+  std::string name;
+  std::string base_name;
+  std::string new_name;
+  std::vector<StageDelta> stages;  // every stage of either side, the total last
+  Distribution base_latency;
+  Distribution new_latency;
+  std::optional<Stage> grew_most;        // largest absolute increase of the mean
+  std::optional<Stage> grew_most_ratio;  // largest ratio new/base
+};
+
+struct Comparison {
+  std::string base_title;
+  std::string new_title;
+  std::string base_transport;
+  std::string new_transport;
+  std::vector<GroupComparison> groups;
+  std::vector<std::string> unmatched_groups;  // present on one side only
+};
+
+}  // namespace ntprof

@@ -1,0 +1,147 @@
+#include "report_builder.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace ntprof {
+
+std::string OpName(uint32_t opcode) {
+  switch (opcode) {
+    case 0x00: return "flush";
+    case 0x01: return "write";
+    case 0x02: return "read";
+    case 0x04: return "write-uncorrectable";
+    case 0x08: return "write-zeroes";
+    case 0x09: return "dsm";
+    default: return absl::StrFormat("opc-0x%02x", opcode);
+  }
+}
+
+std::string SizeName(uint64_t bytes) {
+  if (bytes == 0) return "0B";
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  int u = 0;
+  while (u < 3 && bytes % 1024 == 0 && bytes >= 1024) {
+    bytes /= 1024;
+    ++u;
+  }
+  return absl::StrCat(bytes, units[u]);
+}
+
+void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
+  const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
+  if (scope != scope_) return;  // a leftover of a joined report: the join counts it
+  IncompleteRecord why;
+  auto breakdown = BreakDown(host, target, &why);
+  if (!breakdown) {
+    ++incomplete_;
+    ++missing_stamps_[std::string(why.missing)];
+    return;
+  }
+  const v1::Record& identity = host ? *host : *target;
+  Group& g = groups_[{OpName(identity.opcode()), identity.bytes(), identity.device()}];
+  if (g.op.empty()) {
+    g.op = OpName(identity.opcode());
+    g.bytes = identity.bytes();
+    g.device = identity.device();
+  }
+  if (host) g.host_stack = host->stack();
+  if (target) g.target_stack = target->stack();
+  for (size_t s = 0; s < kStageCount; ++s) {
+    if (breakdown->stages[s]) g.stages[s].Add(*breakdown->stages[s]);
+  }
+  for (size_t c = 0; c < kComponentCount; ++c) {
+    if (breakdown->components[c]) g.components[c].Add(*breakdown->components[c]);
+  }
+}
+
+void ReportBuilder::AddCounters(const v1::DeviceCounters& counters) {
+  DeviceTotals& d = devices_[counters.device()];
+  d.reads += counters.reads();
+  d.writes += counters.writes();
+  d.read_bytes += counters.read_bytes();
+  d.write_bytes += counters.write_bytes();
+}
+
+namespace {
+
+Distribution Summarize(const LatencyHistogram& h) {
+  Distribution d;
+  d.n = h.count();
+  d.mean_ns = h.mean();
+  d.p50_ns = h.Percentile(50);
+  d.p99_ns = h.Percentile(99);
+  d.p999_ns = h.Percentile(99.9);
+  return d;
+}
+
+std::optional<double> CommandsInFlight(const LatencyHistogram& h, uint32_t sample_rate,
+                                       int64_t span_ns) {
+  if (span_ns <= 0 || sample_rate == 0) return std::nullopt;
+  return static_cast<double>(sample_rate) * h.sum() / static_cast<double>(span_ns);
+}
+
+}  // namespace
+
+Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join) const {
+  Report report;
+  report.sample_rate = sample_rate;
+  report.span_s = static_cast<double>(span_ns) / 1e9;
+  const Stage total = scope_ == Scope::kTargetOnly ? Stage::kTargetTotal : Stage::kEndToEnd;
+
+  for (const auto& [key, g] : groups_) {
+    GroupReport gr;
+    gr.op = g.op;
+    gr.bytes = g.bytes;
+    gr.device = g.device;
+    gr.scope = scope_;
+    gr.name = absl::StrCat(g.op, " ", SizeName(g.bytes), " ", g.device.empty() ? "?" : g.device);
+    const LatencyHistogram& whole = g.stages[static_cast<size_t>(total)];
+    gr.latency = Summarize(whole);
+    double largest_mean = -1;
+    for (Stage s : StagesOf(scope_)) {
+      const LatencyHistogram& h = g.stages[static_cast<size_t>(s)];
+      if (h.count() == 0) continue;
+      StageRow row{s, std::string(StageLabel(s, g.host_stack, g.target_stack)), Summarize(h),
+                   whole.mean() > 0 ? h.mean() / whole.mean() : 0.0,
+                   CommandsInFlight(h, sample_rate, span_ns)};
+      if (s != total && row.dist.mean_ns > largest_mean) {
+        largest_mean = row.dist.mean_ns;
+        gr.largest = s;
+      }
+      gr.stages.push_back(std::move(row));
+    }
+    for (size_t c = 0; c < kComponentCount; ++c) {
+      const LatencyHistogram& h = g.components[c];
+      if (h.count() == 0) continue;
+      const auto component = static_cast<Component>(c);
+      gr.components.push_back(ComponentRow{component, ComponentStage(component), Summarize(h),
+                                           CommandsInFlight(h, sample_rate, span_ns)});
+    }
+    if (auto d = devices_.find(g.device); d != devices_.end() && span_ns > 0) {
+      const bool write = g.op == "write";
+      const double seconds = static_cast<double>(span_ns) / 1e9;
+      gr.throughput = Throughput{g.device, write ? "write" : "read",
+                                 (write ? d->second.writes : d->second.reads) / seconds,
+                                 (write ? d->second.write_bytes : d->second.read_bytes) / seconds};
+    }
+    report.groups.push_back(std::move(gr));
+  }
+
+  RecordTally& t = report.records;
+  if (join) {
+    t.host = join->host;
+    t.target = join->target;
+    t.matched = join->matched;
+    t.host_only = join->host_only;
+    t.target_only = join->target_only;
+  }
+  t.incomplete = incomplete_;
+  for (const auto& [stamp, n] : missing_stamps_) {
+    report.notes.push_back(
+        absl::StrCat(n, " record(s) left out of the stages: missing stamp ", stamp));
+  }
+  return report;
+}
+
+}  // namespace ntprof

@@ -1,0 +1,53 @@
+// Accumulates broken-down commands into per-group statistics and builds a Report.
+#pragma once
+
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "latency_histogram.h"
+#include "report.h"
+
+namespace ntprof {
+
+// Human names for NVMe I/O opcodes and sizes: "read", "4KiB".
+std::string OpName(uint32_t opcode);
+std::string SizeName(uint64_t bytes);
+
+class ReportBuilder {
+ public:
+  // Which halves this report is about: joined pairs, or one side recorded alone.
+  explicit ReportBuilder(Scope scope) : scope_(scope) {}
+
+  // One outcome of the join (or one record of a single-side recording). Halves that do not fit
+  // the scope (leftovers of a joined report) are only counted.
+  void Add(const v1::Record* host, const v1::Record* target);
+  void AddCounters(const v1::DeviceCounters& counters);
+
+  // sample_rate and span turn sampled sums into commands in flight (Little's law) and throughput.
+  Report Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join) const;
+
+  uint64_t incomplete() const { return incomplete_; }
+
+ private:
+  struct Group {
+    std::string op;
+    uint32_t bytes = 0;
+    std::string device;
+    v1::Stack host_stack = v1::STACK_KERNEL;
+    v1::Stack target_stack = v1::STACK_KERNEL;
+    std::array<LatencyHistogram, kStageCount> stages;
+    std::array<LatencyHistogram, kComponentCount> components;
+  };
+  struct DeviceTotals {
+    uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
+  };
+
+  Scope scope_;
+  std::map<std::tuple<std::string, uint32_t, std::string>, Group> groups_;
+  std::map<std::string, DeviceTotals> devices_;
+  uint64_t incomplete_ = 0;
+  std::map<std::string, uint64_t> missing_stamps_;  // why records were incomplete
+};
+
+}  // namespace ntprof

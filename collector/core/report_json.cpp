@@ -1,0 +1,120 @@
+#include "report_json.h"
+
+namespace ntprof {
+namespace {
+
+double Us(double ns) { return ns / 1000.0; }
+
+nlohmann::json DistributionJson(const Distribution& d) {
+  return {{"n", d.n},
+          {"mean_us", Us(d.mean_ns)},
+          {"p50_us", Us(d.p50_ns)},
+          {"p99_us", Us(d.p99_ns)},
+          {"p99_9_us", Us(d.p999_ns)}};
+}
+
+nlohmann::json OptionalNumber(const std::optional<double>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+nlohmann::json GroupJson(const GroupReport& g) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const StageRow& row : g.stages) {
+    nlohmann::json s = DistributionJson(row.dist);
+    s["id"] = StageId(row.stage);
+    s["label"] = row.label;
+    s["share"] = row.share;
+    s["avg_qd"] = OptionalNumber(row.avg_qd);
+    stages.push_back(std::move(s));
+  }
+  nlohmann::json components = nlohmann::json::array();
+  for (const ComponentRow& row : g.components) {
+    nlohmann::json c = DistributionJson(row.dist);
+    c["id"] = ComponentId(row.component);
+    c["stage"] = StageId(row.stage);
+    c["label"] = ComponentLabel(row.component);
+    c["avg_qd"] = OptionalNumber(row.avg_qd);
+    components.push_back(std::move(c));
+  }
+  nlohmann::json j = {{"name", g.name},
+                      {"op", g.op},
+                      {"bytes", g.bytes},
+                      {"device", g.device},
+                      {"scope", ScopeId(g.scope)},
+                      {"latency", DistributionJson(g.latency)},
+                      {"stages", std::move(stages)},
+                      {"components", std::move(components)},
+                      {"largest", g.largest ? nlohmann::json(StageId(*g.largest)) : nullptr}};
+  if (g.throughput) {
+    j["throughput"] = {{"device", g.throughput->device},
+                       {"direction", g.throughput->direction},
+                       {"iops", g.throughput->iops},
+                       {"bytes_per_s", g.throughput->bytes_per_s}};
+  }
+  return j;
+}
+
+nlohmann::json LossesJson(const v1::LossCounters& l) {
+  return {{"ring_buffer_full", l.ring_buffer_full()},
+          {"inflight_table_full", l.inflight_table_full()},
+          {"evicted_incomplete", l.evicted_incomplete()},
+          {"missing_stamp", l.missing_stamp()},
+          {"spool_full", l.spool_full()},
+          {"nested_probe_miss", l.nested_probe_miss()}};
+}
+
+}  // namespace
+
+nlohmann::json ToJson(const Report& report) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const GroupReport& g : report.groups) groups.push_back(GroupJson(g));
+  const RecordTally& t = report.records;
+  return {{"source", report.title},
+          {"transport", report.transport},
+          {"sample_rate", report.sample_rate},
+          {"span_s", report.span_s},
+          {"groups", std::move(groups)},
+          {"records",
+           {{"host", t.host},
+            {"target", t.target},
+            {"matched", t.matched},
+            {"matched_percent", t.matched_percent()},
+            {"host_only", t.host_only},
+            {"target_only", t.target_only},
+            {"incomplete", t.incomplete}}},
+          {"losses", LossesJson(report.losses)},
+          {"notes", report.notes}};
+}
+
+nlohmann::json ToJson(const Comparison& c) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const GroupComparison& g : c.groups) {
+    nlohmann::json stages = nlohmann::json::array();
+    for (const StageDelta& d : g.stages) {
+      nlohmann::json s = {{"id", StageId(d.stage)},
+                          {"label", d.label},
+                          {"base_mean_us", d.base_mean_ns ? nlohmann::json(Us(*d.base_mean_ns)) : nullptr},
+                          {"new_mean_us", d.new_mean_ns ? nlohmann::json(Us(*d.new_mean_ns)) : nullptr}};
+      if (d.base_mean_ns && d.new_mean_ns) {
+        s["diff_us"] = Us(*d.new_mean_ns - *d.base_mean_ns);
+        s["ratio"] = *d.base_mean_ns > 0 ? nlohmann::json(*d.new_mean_ns / *d.base_mean_ns) : nullptr;
+      }
+      stages.push_back(std::move(s));
+    }
+    groups.push_back({{"name", g.name},
+                      {"base_group", g.base_name},
+                      {"new_group", g.new_name},
+                      {"base_latency", DistributionJson(g.base_latency)},
+                      {"new_latency", DistributionJson(g.new_latency)},
+                      {"stages", std::move(stages)},
+                      {"grew_most", g.grew_most ? nlohmann::json(StageId(*g.grew_most)) : nullptr},
+                      {"grew_most_ratio",
+                       g.grew_most_ratio ? nlohmann::json(StageId(*g.grew_most_ratio)) : nullptr}});
+  }
+  return {{"base", {{"source", c.base_title}, {"transport", c.base_transport}}},
+          {"new", {{"source", c.new_title}, {"transport", c.new_transport}}},
+          {"groups", std::move(groups)},
+          {"unmatched_groups", c.unmatched_groups}};
+}
+
+}  // namespace ntprof

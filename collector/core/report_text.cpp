@@ -1,0 +1,187 @@
+#include "report_text.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace ntprof {
+namespace {
+
+constexpr int kBarWidth = 30;  // characters for 100 % of the latency
+
+double Us(double ns) { return ns / 1000.0; }
+
+// A bar of eighth-blocks proportional to share (0..1).
+std::string Bar(double share) {
+  static const char* kEighths[] = {"", "▏", "▎", "▍", "▌", "▋", "▊", "▉"};
+  if (!(share > 0)) return "";
+  const int eighths = static_cast<int>(std::lround(std::min(share, 1.0) * kBarWidth * 8));
+  std::string bar;
+  for (int i = 0; i < eighths / 8; ++i) bar += "█";
+  bar += kEighths[eighths % 8];
+  return bar.empty() ? "▏" : bar;
+}
+
+std::string Qd(const std::optional<double>& qd) {
+  return qd ? absl::StrFormat("%8.2f", *qd) : std::string("       -");
+}
+
+std::string Rate(double bytes_per_s) {
+  if (bytes_per_s >= 1024.0 * 1024 * 1024) return absl::StrFormat("%.2f GiB/s", bytes_per_s / (1 << 30));
+  if (bytes_per_s >= 1024.0 * 1024) return absl::StrFormat("%.1f MiB/s", bytes_per_s / (1 << 20));
+  return absl::StrFormat("%.1f KiB/s", bytes_per_s / 1024);
+}
+
+std::string ScopeNote(Scope scope) {
+  switch (scope) {
+    case Scope::kJoined: return "host + target";
+    case Scope::kHostOnly: return "host only";
+    case Scope::kTargetOnly: return "target only";
+  }
+  return "";
+}
+
+void RenderLosses(const v1::LossCounters& l, std::string* out) {
+  const std::pair<uint64_t, const char*> causes[] = {
+      {l.ring_buffer_full(), "ring buffer full"},
+      {l.inflight_table_full(), "in-flight table full"},
+      {l.evicted_incomplete(), "never completed (evicted)"},
+      {l.missing_stamp(), "missing stamp"},
+      {l.spool_full(), "spool full"},
+      {l.nested_probe_miss(), "nested probe missed"}};
+  std::string parts;
+  for (const auto& [n, what] : causes) {
+    if (n > 0) absl::StrAppend(&parts, parts.empty() ? "" : ", ", n, " ", what);
+  }
+  if (!parts.empty()) absl::StrAppend(out, "lost: ", parts, "\n");
+}
+
+void RenderGroup(const GroupReport& g, uint32_t sample_rate, double span_s, TextOptions options,
+                 std::string* out) {
+  absl::StrAppend(out, g.name, "  (", ScopeNote(g.scope), ", ", g.latency.n, " sampled");
+  if (sample_rate > 1) absl::StrAppend(out, ", 1 in ", sample_rate);
+  if (span_s > 0) absl::StrAppend(out, absl::StrFormat(", %.1f s", span_s));
+  absl::StrAppend(out, ")\n");
+  absl::StrAppend(out, absl::StrFormat("  latency (us): mean %.2f  p50 %.2f  p99 %.2f  p99.9 %.2f\n",
+                                       Us(g.latency.mean_ns), Us(g.latency.p50_ns),
+                                       Us(g.latency.p99_ns), Us(g.latency.p999_ns)));
+  if (g.throughput) {
+    absl::StrAppend(out, absl::StrFormat("  throughput (all %ss on %s): %.0f IOPS, %s\n",
+                                         g.throughput->direction, g.throughput->device,
+                                         g.throughput->iops, Rate(g.throughput->bytes_per_s)));
+  }
+  absl::StrAppend(out, absl::StrFormat("  %-36s %10s %8s %8s\n", "stage", "mean us", "share", "avg QD"));
+  for (const StageRow& row : g.stages) {
+    const bool total = row.stage == Stage::kEndToEnd || row.stage == Stage::kTargetTotal;
+    absl::StrAppend(out, absl::StrFormat("  %-36s %10.2f %6.1f %% %s  %s\n", row.label,
+                                         Us(row.dist.mean_ns), row.share * 100, Qd(row.avg_qd),
+                                         total ? "" : Bar(row.share)));
+  }
+  if (g.largest) {
+    for (const StageRow& row : g.stages) {
+      if (row.stage != *g.largest) continue;
+      absl::StrAppend(out, absl::StrFormat("  largest: %s (%.2f us), %.0f %% of the latency\n",
+                                           row.label, Us(row.dist.mean_ns), row.share * 100));
+    }
+  }
+  if (options.detail && !g.components.empty()) {
+    absl::StrAppend(out, absl::StrFormat("  %-44s %8s %10s %8s %10s %10s\n", "component", "n",
+                                         "mean us", "L", "p50 us", "p99 us"));
+    for (const StageRow& stage : g.stages) {
+      bool header = false;
+      for (const ComponentRow& c : g.components) {
+        if (c.stage != stage.stage) continue;
+        if (!header) {
+          absl::StrAppend(out, "  ", stage.label, "\n");
+          header = true;
+        }
+        absl::StrAppend(out, absl::StrFormat("    %-42s %8d %10.2f %s %10.2f %10.2f\n",
+                                             ComponentLabel(c.component), c.dist.n,
+                                             Us(c.dist.mean_ns), Qd(c.avg_qd), Us(c.dist.p50_ns),
+                                             Us(c.dist.p99_ns)));
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string RenderText(const Report& report, TextOptions options) {
+  std::string out;
+  for (const GroupReport& g : report.groups) {
+    RenderGroup(g, report.sample_rate, report.span_s, options, &out);
+    out += "\n";
+  }
+  if (report.groups.empty()) out += "no complete sampled commands\n\n";
+  const RecordTally& t = report.records;
+  if (t.target == 0) {
+    absl::StrAppend(&out, absl::StrFormat("records: %d host, no target recording", t.host));
+  } else if (t.host == 0) {
+    absl::StrAppend(&out, absl::StrFormat("records: %d target, no host recording", t.target));
+  } else {
+    absl::StrAppend(&out, absl::StrFormat("records: %d host, %d target; %d matched (%.1f %% of the host's)",
+                                          t.host, t.target, t.matched, t.matched_percent()));
+  }
+  if (t.host_only + t.target_only > 0 && t.host > 0 && t.target > 0) {
+    absl::StrAppend(&out, absl::StrFormat("; unmatched: %d host, %d target", t.host_only,
+                                          t.target_only));
+  }
+  if (t.incomplete > 0) absl::StrAppend(&out, absl::StrFormat("; %d incomplete", t.incomplete));
+  out += "\n";
+  RenderLosses(report.losses, &out);
+  for (const std::string& note : report.notes) absl::StrAppend(&out, "note: ", note, "\n");
+  return out;
+}
+
+std::string RenderText(const Comparison& c) {
+  std::string out;
+  const std::string base_head = c.base_transport == c.new_transport ? "base" : c.base_transport;
+  const std::string new_head = c.base_transport == c.new_transport ? "new" : c.new_transport;
+  absl::StrAppend(&out, "base: ", c.base_title, " (", c.base_transport, ")\n");
+  absl::StrAppend(&out, "new:  ", c.new_title, " (", c.new_transport, ")\n\n");
+  for (const GroupComparison& g : c.groups) {
+    absl::StrAppend(&out, g.name, "\n");
+    absl::StrAppend(&out, absl::StrFormat("  %-36s %10s %10s %10s %8s\n", "stage (mean us)",
+                                          base_head, new_head, "diff", "ratio"));
+    auto cell = [](const std::optional<double>& v) {
+      return v ? absl::StrFormat("%10.2f", Us(*v)) : std::string("         -");
+    };
+    for (const StageDelta& d : g.stages) {
+      std::string diff = "         -";
+      std::string ratio = "       -";
+      if (d.base_mean_ns && d.new_mean_ns) {
+        diff = absl::StrFormat("%+10.2f", Us(*d.new_mean_ns - *d.base_mean_ns));
+        if (*d.base_mean_ns > 0) ratio = absl::StrFormat("%7.2fx", *d.new_mean_ns / *d.base_mean_ns);
+      }
+      absl::StrAppend(&out, absl::StrFormat("  %-36s %s %s %s %s\n", d.label, cell(d.base_mean_ns),
+                                            cell(d.new_mean_ns), diff, ratio));
+    }
+    absl::StrAppend(&out, absl::StrFormat("  %-36s %10.2f %10.2f %+10.2f\n", "p99 latency",
+                                          Us(g.base_latency.p99_ns), Us(g.new_latency.p99_ns),
+                                          Us(g.new_latency.p99_ns - g.base_latency.p99_ns)));
+    auto describe = [&](Stage s) {
+      for (const StageDelta& d : g.stages) {
+        if (d.stage == s) {
+          return absl::StrFormat("%s, %+.2f us (%.2fx)", d.label,
+                                 Us(*d.new_mean_ns - *d.base_mean_ns),
+                                 *d.base_mean_ns > 0 ? *d.new_mean_ns / *d.base_mean_ns : 0.0);
+        }
+      }
+      return std::string();
+    };
+    if (g.grew_most) {
+      absl::StrAppend(&out, "  grew most: ", describe(*g.grew_most), "\n");
+      if (g.grew_most_ratio && *g.grew_most_ratio != *g.grew_most) {
+        absl::StrAppend(&out, "  largest ratio: ", describe(*g.grew_most_ratio), "\n");
+      }
+    } else {
+      absl::StrAppend(&out, "  no stage grew\n");
+    }
+    out += "\n";
+  }
+  for (const std::string& u : c.unmatched_groups) absl::StrAppend(&out, "note: ", u, "\n");
+  return out;
+}
+
+}  // namespace ntprof

@@ -1,0 +1,17 @@
+// Plain-text reports and comparisons in the layout storage engineers read (DESIGN section 6).
+#pragma once
+
+#include <string>
+
+#include "report.h"
+
+namespace ntprof {
+
+struct TextOptions {
+  bool detail = false;  // components under each stage
+};
+
+std::string RenderText(const Report& report, TextOptions options = {});
+std::string RenderText(const Comparison& comparison);
+
+}  // namespace ntprof

@@ -1,0 +1,89 @@
+// AgentEngine: the kernel side of a recording, as explicit phases
+//   open -> plan (what this kernel offers) -> disable losing variants -> set rodata -> load -> attach
+// with every error returned, not printed. A program the kernel refuses at load or attach marks its
+// variant unavailable and the cycle is redone with the hook's next candidate, so the plan ends up
+// describing what really attached. Then: poll the ring buffer, read counters, sweep stale commands.
+//
+// The `record` command and the gRPC service (later) drive the same engine.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "bpf_object_handle.h"
+#include "hook_plan.h"
+#include "kernel_facts.h"
+#include "ntprof_maps.h"
+#include "ntprof_record.h"
+#include "session_options.h"
+
+struct ring_buffer;
+struct bpf_link;
+
+namespace ntprof::agent {
+
+// What the kernel side lost, cumulative since Start.
+struct KernelLosses {
+  uint64_t ring_buffer_full = 0;
+  uint64_t inflight_table_full = 0;
+  uint64_t pdu_resync = 0;
+  uint64_t no_queue = 0;
+  uint64_t nested_probe_miss = 0;  // sum of the programs' recursion_misses (trampolines skip
+                                   // calls that nest on one CPU)
+};
+
+using RecordCallback = std::function<void(const ntprof_record&)>;
+using LogCallback = std::function<void(const std::string&)>;
+
+class AgentEngine {
+ public:
+  // Runs the phases. log (optional) receives libbpf's messages and the engine's retries.
+  static absl::StatusOr<std::unique_ptr<AgentEngine>> Start(const SessionOptions& options,
+                                                            const KernelFacts& facts,
+                                                            LogCallback log = nullptr);
+  ~AgentEngine();
+  AgentEngine(const AgentEngine&) = delete;
+  AgentEngine& operator=(const AgentEngine&) = delete;
+
+  const HookPlan& plan() const { return plan_; }
+  const SessionOptions& options() const { return options_; }
+
+  // Devices (kernel dev_t) whose commands are counted and sampled; replaces the previous set.
+  absl::Status SetWatchedDevices(const std::vector<uint32_t>& kernel_devs);
+  // Ports that mark a socket as NVMe/TCP (host: remote, target: local); replaces the set.
+  absl::Status SetTcpPorts(const std::vector<uint16_t>& ports);
+
+  // Waits up to timeout_ms for records and hands each to on_record. Returns how many.
+  absl::StatusOr<int> Poll(int timeout_ms, const RecordCallback& on_record);
+
+  // Cumulative per-device completion counters, keyed by kernel dev_t.
+  std::map<uint32_t, ntprof_dev_counters> ReadDeviceCounters() const;
+  KernelLosses ReadLosses() const;
+  // Target: agent-local subsystem id -> NQN.
+  std::map<uint32_t, std::string> ReadSubsystemNames() const;
+  // Forgets sampled commands whose first stamp is older than before_mono_ns (they never completed:
+  // lost PDU, controller reset) and hands them to evicted with NTPROF_F_EVICTED set.
+  size_t SweepInflight(uint64_t before_mono_ns, const RecordCallback& evicted);
+
+ private:
+  AgentEngine(SessionOptions options, HookPlan plan) : options_(std::move(options)), plan_(std::move(plan)) {}
+  // One open -> load -> attach attempt following plan_. On a refused program, marks it in plan_.
+  absl::Status TryLoadAndAttach(LogCallback& log, bool* retry);
+  void Detach();
+  struct bpf_map* Map(const char* name) const;
+
+  SessionOptions options_;
+  HookPlan plan_;
+  std::unique_ptr<BpfObjectHandle> object_;
+  std::vector<struct bpf_link*> links_;
+  struct ring_buffer* ring_ = nullptr;
+  const RecordCallback* on_record_ = nullptr;  // valid during Poll
+  static int OnRingRecord(void* ctx, void* data, size_t size);
+};
+
+}  // namespace ntprof::agent

@@ -1,0 +1,146 @@
+#include "hook_catalog.h"
+
+namespace ntprof::agent {
+namespace {
+
+constexpr const char* kNvmeTcpHint = "run modprobe nvme-tcp and connect a controller (nvme connect -t tcp ...)";
+constexpr const char* kNvmetTcpHint =
+    "run modprobe nvmet-tcp and configure a TCP port in /sys/kernel/config/nvmet";
+constexpr const char* kSendpageGone =
+    "kernel_sendpage() was removed in Linux 6.5 (NVMe/TCP sends with sock_sendmsg and "
+    "MSG_SPLICE_PAGES there); this agent has no hook for that path yet";
+
+const std::vector<AttachType> kTracepointVariants = {AttachType::kTpBtf, AttachType::kRawTp};
+const std::vector<AttachType> kFunctionVariants = {AttachType::kFentry, AttachType::kKprobe};
+const std::vector<AttachType> kCoreFunctionVariants = {AttachType::kTpBtf, AttachType::kRawTp,
+                                                       AttachType::kFentry, AttachType::kKprobe};
+
+HookSpec Tracepoint(std::string category, std::string name, std::string module,
+                    std::string types_module, std::string stamps, bool required,
+                    std::string fix_hint = "") {
+  HookSpec h;
+  h.name = std::move(name);
+  h.tp_category = std::move(category);
+  h.module = std::move(module);
+  h.types_module = std::move(types_module);
+  h.stamps = std::move(stamps);
+  h.required = required;
+  h.fix_hint = std::move(fix_hint);
+  h.variants = kTracepointVariants;
+  return h;
+}
+
+HookSpec Function(std::string name, std::string module, std::string types_module,
+                  std::string stamps, bool required, bool on_return, std::string fix_hint,
+                  std::string absent_hint = "") {
+  HookSpec h;
+  h.name = std::move(name);
+  h.module = std::move(module);
+  h.types_module = std::move(types_module);
+  h.stamps = std::move(stamps);
+  h.required = required;
+  h.on_return = on_return;
+  h.fix_hint = std::move(fix_hint);
+  h.absent_hint = std::move(absent_hint);
+  h.variants = kFunctionVariants;
+  return h;
+}
+
+std::vector<HookSpec> HostTcpHooks() {
+  return {
+      Tracepoint("nvme", "nvme_setup_cmd", "nvme_core", "nvme_core",
+                 "H0, H1; sampling decision", true, kNvmeTcpHint),
+      Function("kernel_sendpage", "", "nvme_tcp", "H2, H_DATA_SENT (PDUs handed to TCP)", true,
+               true, kNvmeTcpHint, kSendpageGone),
+      Function("kernel_sendmsg", "", "nvme_tcp",
+               "H2, H_DATA_SENT when data digests or sock_no_sendpage are used", false, true,
+               kNvmeTcpHint),
+      Function("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp", "H3 (which queue is receiving)", true,
+               false, kNvmeTcpHint),
+      Function("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED", true, true,
+               kNvmeTcpHint),
+      Tracepoint("nvme", "nvme_complete_rq", "nvme_core", "nvme_core", "H4", true, kNvmeTcpHint),
+      Tracepoint("block", "block_rq_complete", "", "", "H5, device counters; emits the record",
+                 true),
+  };
+}
+
+std::vector<HookSpec> TargetTcpHooks() {
+  HookSpec req_init = Tracepoint("nvmet", "nvmet_req_init", "nvmet", "nvmet", "T1", true,
+                                 kNvmetTcpHint);
+  req_init.variants = kCoreFunctionVariants;
+  HookSpec req_complete = Tracepoint("nvmet", "nvmet_req_complete", "nvmet", "nvmet", "T3", true,
+                                     kNvmetTcpHint);
+  req_complete.variants = kCoreFunctionVariants;
+  return {
+      Function("kernel_recvmsg", "", "nvmet_tcp", "T0; sampling decision; T_DATA_RECEIVED", true,
+               true, kNvmetTcpHint),
+      req_init,
+      Function("nvmet_bdev_execute_rw", "nvmet", "nvmet", "T2 (block device namespaces)", false,
+               false, kNvmetTcpHint),
+      Function("nvmet_file_execute_rw", "nvmet", "nvmet", "T2 (file namespaces)", false, false,
+               kNvmetTcpHint),
+      Tracepoint("block", "block_rq_issue", "", "", "T_DRIVE_ISSUE", false),
+      Tracepoint("block", "block_rq_complete", "", "", "T_DRIVE_DONE", false),
+      req_complete,
+      Function("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false, false,
+               kNvmetTcpHint),
+      Function("kernel_sendpage", "", "nvmet_tcp",
+               "T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record", true, true, kNvmetTcpHint,
+               kSendpageGone),
+      Function("kernel_sendmsg", "", "nvmet_tcp",
+               "T5 and the end of a PDU when data digests are used", false, true, kNvmetTcpHint),
+  };
+}
+
+std::vector<HookSpec> LocalHooks() {
+  return {
+      Tracepoint("block", "block_rq_issue", "", "", "H1; sampling decision", true),
+      Tracepoint("block", "block_rq_complete", "", "", "H5, device counters; emits the record",
+                 true),
+  };
+}
+
+}  // namespace
+
+std::string HookSpec::event() const {
+  if (is_tracepoint()) return "tracepoint " + tp_category + ":" + name;
+  std::string where = module.empty() ? "" : module + ":";
+  return where + name + (on_return ? "() return" : "() entry");
+}
+
+std::string AttachTypeName(AttachType type, bool on_return) {
+  switch (type) {
+    case AttachType::kTpBtf:
+      return "tp_btf";
+    case AttachType::kRawTp:
+      return "raw_tp";
+    case AttachType::kFentry:
+      return on_return ? "fexit" : "fentry";
+    case AttachType::kKprobe:
+      return on_return ? "kretprobe" : "kprobe";
+  }
+  return "?";
+}
+
+std::vector<std::string> VariantPrograms(const HookSpec& hook, AttachType type) {
+  switch (type) {
+    case AttachType::kTpBtf:
+      return {hook.name + "_tp"};
+    case AttachType::kRawTp:
+      return {hook.name + "_rawtp"};
+    case AttachType::kFentry:
+      return {hook.name + (hook.on_return ? "_fexit" : "_fentry")};
+    case AttachType::kKprobe:
+      if (hook.on_return) return {hook.name + "_kprobe", hook.name + "_kretprobe"};
+      return {hook.name + "_kprobe"};
+  }
+  return {};
+}
+
+std::vector<HookSpec> HooksFor(Role role, Transport transport) {
+  if (transport == Transport::kLocal) return LocalHooks();
+  return role == Role::kHost ? HostTcpHooks() : TargetTcpHooks();
+}
+
+}  // namespace ntprof::agent

@@ -1,0 +1,45 @@
+// The hooks each recording role needs, and the ways each one can attach: the data behind the
+// HookPlan. One entry per kernel event; the BPF programs are named <hook>_<variant suffix>.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "session_options.h"
+
+namespace ntprof::agent {
+
+// How a program attaches, in the order we prefer them: BTF-typed tracepoints and trampolines are
+// cheaper and safer than raw tracepoints and kprobes.
+enum class AttachType {
+  kTpBtf,  // tp_btf: BTF-typed tracepoint                  program suffix _tp
+  kRawTp,  // raw tracepoint, no BTF needed                  _rawtp
+  kFentry, // fentry (fexit for return hooks), BPF trampoline  _fentry / _fexit
+  kKprobe, // kprobe (+ kretprobe for return hooks)          _kprobe (+ _kretprobe)
+};
+
+struct HookSpec {
+  std::string name;          // the tracepoint or kernel function
+  std::string tp_category;   // non-empty: a tracepoint of this category (block, nvme, nvmet)
+  std::string module;        // where the function/tracepoint lives; "" = the kernel image
+  std::string types_module;  // module whose private structs the program reads; "" = none
+  std::string stamps;        // what it provides, for `probe`
+  bool required = false;     // without it the role cannot record
+  bool on_return = false;    // needs the return value (fexit / kretprobe)
+  std::string fix_hint;      // what to do when its module is not loaded
+  std::string absent_hint;   // why the function may not exist on a kernel (renamed, removed)
+  std::vector<AttachType> variants;  // candidates, preferred first
+
+  bool is_tracepoint() const { return !tp_category.empty(); }
+  std::string event() const;  // "tracepoint nvme:nvme_setup_cmd" / "nvme_tcp_recv_skb() entry"
+};
+
+// Name of the attach type as the user reads it ("fexit" for a return hook's fentry variant).
+std::string AttachTypeName(AttachType type, bool on_return);
+// The BPF programs a variant consists of (a kprobe return hook is a kprobe + kretprobe pair).
+std::vector<std::string> VariantPrograms(const HookSpec& hook, AttachType type);
+
+// The hooks of one recording role on one transport (kTcp host/target, kLocal host).
+std::vector<HookSpec> HooksFor(Role role, Transport transport);
+
+}  // namespace ntprof::agent

@@ -1,0 +1,34 @@
+#!/bin/bash
+# install-deps.sh - the one set-up step: every Debian 12 package ntprof needs to build, test and run
+# its test bed. Safe to run again; installs only what is missing.
+set -euo pipefail
+[ "$(id -u)" = 0 ] || { echo "install-deps.sh: run as root (apt-get install)" >&2; exit 1; }
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config git
+  # BPF: compiler, skeleton generator, loader
+  clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
+  # control plane and libraries
+  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libabsl-dev
+  libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
+  # USDT (probe contract) and tests
+  systemtap-sdt-dev catch2
+  # test bed: image build and VMs
+  debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
+  # tools the tests drive on this machine
+  fio
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,71 @@
+#!/bin/bash
+# The command-line contract of `ntprofctl report` / `compare` on files: output on success, and for
+# bad input a one-line error naming the file, exit status 2 and nothing on stdout.
+set -u
+ctl=$1
+make_recordings=$2
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+"$make_recordings" "$dir" || { echo "cannot make recordings"; exit 1; }
+
+passed=0
+failed=0
+check() {  # check NAME CONDITION...
+  local name=$1; shift
+  if "$@"; then passed=$((passed + 1)); else failed=$((failed + 1)); echo "FAILED: $name"; fi
+}
+run() {  # run ARGS...: sets out, err, rc
+  out=$("$ctl" "$@" 2>"$dir/err"); rc=$?; err=$(cat "$dir/err")
+}
+bad_input() {  # exit 2, stdout empty, exactly one stderr line mentioning $1
+  [ "$rc" = 2 ] && [ -z "$out" ] && [ "$(printf '%s\n' "$err" | wc -l)" = 1 ] && [[ "$err" == *"$1"* ]]
+}
+
+run report "$dir/base/host.ntp" "$dir/base/target.ntp"
+check "report of a good run" [ "$rc" = 0 ]
+check "report prints the largest line" grep -q "largest: storage (60.00 us), 82 % of the latency" <<<"$out"
+
+run report "$dir/base" -o json
+check "json report parses" python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["groups"][0]["largest"]=="storage"' <<<"$out"
+
+run compare "$dir/base" "$dir/slow"
+check "compare names storage" grep -q "grew most: storage, +40.00 us" <<<"$out"
+
+head -c 300 "$dir/base/host.ntp" > "$dir/truncated.ntp"
+run report "$dir/truncated.ntp"
+check "truncated file: exit 2, one line naming it" bad_input "$dir/truncated.ntp: truncated"
+
+: > "$dir/empty.ntp"
+run report "$dir/empty.ntp"
+check "empty file" bad_input "empty file"
+
+echo "garbage garbage garbage" > "$dir/garbage.ntp"
+run report "$dir/garbage.ntp"
+check "garbage file" bad_input "wrong magic"
+
+cp "$dir/base/host.ntp" "$dir/newer.ntp"
+printf '\x63' | dd of="$dir/newer.ntp" bs=1 seek=8 conv=notrunc status=none
+run report "$dir/newer.ntp"
+check "newer format version" bad_input "newer than this ntprof reads"
+
+run report "$dir/base/host.ntp" "$dir/rate100/target.ntp"
+check "different sample rates" bad_input "same -s"
+
+run report "$dir/does-not-exist.ntp"
+check "missing file" bad_input "cannot open"
+
+run report --no-such-flag "$dir/base"
+check "unknown flag: exit 2" [ "$rc" = 2 ]
+check "unknown flag: usage on stderr" grep -q "Usage:" <<<"$err"
+check "unknown flag: nothing on stdout" [ -z "$out" ]
+
+run
+check "no verb: exit 2" [ "$rc" = 2 ]
+check "no verb: usage on stderr" grep -q "Usage:" <<<"$err"
+
+run report --help
+check "--help exits 0" [ "$rc" = 0 ]
+check "--help shows examples" grep -q "Examples:" <<<"$out"
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

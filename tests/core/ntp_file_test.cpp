@@ -1,0 +1,163 @@
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "ntp_format.h"
+#include "ntp_reader.h"
+#include "ntp_writer.h"
+#include "recording_writer.h"
+#include "temp_dir.h"
+
+using namespace ntprof;
+using namespace ntprof::testing;
+
+namespace {
+
+CommandTiming Fixed(int) { return {300, 800, 470, 200, 10'000, 200, 300, 60'000, 210, 300}; }
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void WriteAll(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+std::string OpenError(const std::string& path, NtpReadOptions options = {}) {
+  auto reader = NtpReader::Open(path, options);
+  if (!reader.ok()) return std::string(reader.status().message());
+  v1::RecordBatch batch;
+  while (true) {
+    auto more = (*reader)->Next(&batch);
+    if (!more.ok()) return std::string(more.status().message());
+    if (!*more) return "";
+  }
+}
+
+}  // namespace
+
+TEST_CASE("ntp_file_round_trips_header_batches_and_trailer", "[ntp]") {
+  TempDir dir;
+  RunSpec spec{.commands = 100, .batch = 16};
+  WriteRun(dir.File("host.ntp"), "", spec, Fixed);
+  auto reader = NtpReader::Open(dir.File("host.ntp"));
+  REQUIRE(reader.ok());
+  CHECK((*reader)->header().hostname() == "host");
+  CHECK((*reader)->header().sample_rate() == 10);
+  CHECK((*reader)->header().salt() == 42);
+  CHECK((*reader)->header().role() == v1::ROLE_HOST);
+  v1::RecordBatch batch;
+  int batches = 0, records = 0;
+  while (*(*reader)->Next(&batch)) {
+    ++batches;
+    records += batch.records_size();
+    REQUIRE(batch.records(0).stamps_size() == NTPROF_HOST_STAMPS);
+  }
+  CHECK(batches == 7);  // 6 x 16 + 4
+  CHECK(records == 100);
+  CHECK((*reader)->finalized());
+  CHECK((*reader)->trailer().records() == 100);
+}
+
+TEST_CASE("ntp_reader_refuses_bad_files_with_a_message_naming_the_problem", "[ntp]") {
+  TempDir dir;
+  const std::string good = dir.File("good.ntp");
+  WriteRun(good, "", RunSpec{.commands = 40, .batch = 8}, Fixed);
+  const std::string bytes = ReadAll(good);
+  const std::string bad = dir.File("bad.ntp");
+
+  SECTION("empty") {
+    WriteAll(bad, "");
+    CHECK_THAT(OpenError(bad), Catch::Contains(bad) && Catch::Contains("empty file"));
+  }
+  SECTION("wrong magic") {
+    WriteAll(bad, "hello world, this is not a recording");
+    CHECK_THAT(OpenError(bad), Catch::Contains("wrong magic"));
+  }
+  SECTION("newer format version") {
+    std::string newer = bytes;
+    ntp::PutU32(newer.data() + 8, ntp::kFormatVersion + 1);
+    WriteAll(bad, newer);
+    CHECK_THAT(OpenError(bad), Catch::Contains("newer than this ntprof reads"));
+  }
+  SECTION("truncated in the header") {
+    WriteAll(bad, bytes.substr(0, 30));
+    CHECK_THAT(OpenError(bad), Catch::Contains("truncated inside the file header"));
+  }
+  SECTION("truncated mid-batch") {
+    WriteAll(bad, bytes.substr(0, bytes.size() - 100));
+    CHECK_THAT(OpenError(bad), Catch::Contains("truncated") && Catch::Contains("--salvage"));
+  }
+  SECTION("flipped byte in a batch") {
+    std::string corrupt = bytes;
+    corrupt[corrupt.size() / 2] ^= 0x5a;
+    WriteAll(bad, corrupt);
+    CHECK_THAT(OpenError(bad), Catch::Contains("checksum mismatch"));
+  }
+  SECTION("absurd frame length") {
+    std::string corrupt = bytes;
+    const uint32_t header_len = ntp::GetU32(bytes.data() + 12);
+    ntp::PutU32(corrupt.data() + ntp::kPreambleBytes + header_len + 4, 0xfffffff0u);
+    WriteAll(bad, corrupt);
+    CHECK_THAT(OpenError(bad), Catch::Contains("corrupt frame"));
+  }
+  SECTION("missing file") {
+    CHECK_THAT(OpenError(dir.File("nope.ntp")), Catch::Contains("cannot open"));
+  }
+}
+
+TEST_CASE("ntp_reader_salvages_the_intact_batches_of_a_truncated_file", "[ntp]") {
+  TempDir dir;
+  const std::string path = dir.File("cut.ntp");
+  WriteRun(path, "", RunSpec{.commands = 40, .batch = 8}, Fixed);
+  std::string bytes = ReadAll(path);
+  WriteAll(path, bytes.substr(0, bytes.size() - 100));  // trailer and part of the last batch gone
+  auto reader = NtpReader::Open(path, {.salvage = true});
+  REQUIRE(reader.ok());
+  v1::RecordBatch batch;
+  int records = 0;
+  while (*(*reader)->Next(&batch)) records += batch.records_size();
+  CHECK(records == 32);
+  CHECK((*reader)->salvaged());
+  CHECK_FALSE((*reader)->finalized());
+}
+
+TEST_CASE("ntp_file_of_a_killed_writer_reads_to_its_last_batch", "[ntp]") {
+  TempDir dir;
+  const std::string path = dir.File("killed.ntp");
+  {
+    auto writer = NtpWriter::Create(path, Header(RunSpec{}, v1::ROLE_HOST));
+    REQUIRE(writer.ok());
+    v1::RecordBatch batch;
+    *batch.add_records() = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1, 1, 1, 1, 1, 1), "nvme0n1");
+    REQUIRE((*writer)->WriteBatch(batch).ok());
+    // no Finalize: as after SIGKILL
+  }
+  auto reader = NtpReader::Open(path);
+  REQUIRE(reader.ok());
+  v1::RecordBatch batch;
+  REQUIRE(*(*reader)->Next(&batch));
+  CHECK(batch.records_size() == 1);
+  CHECK_FALSE(*(*reader)->Next(&batch));
+  CHECK_FALSE((*reader)->finalized());
+}
+
+TEST_CASE("ntp_reader_streams_many_batches_without_holding_them", "[ntp]") {
+  TempDir dir;
+  const std::string path = dir.File("big.ntp");
+  RunSpec spec{.commands = 200'000, .batch = 512};
+  WriteRun(path, "", spec, Fixed);
+  auto reader = NtpReader::Open(path);
+  REQUIRE(reader.ok());
+  v1::RecordBatch batch;
+  uint64_t records = 0;
+  size_t largest_batch = 0;
+  while (*(*reader)->Next(&batch)) {
+    records += static_cast<uint64_t>(batch.records_size());
+    largest_batch = std::max(largest_batch, static_cast<size_t>(batch.records_size()));
+    batch.Clear();
+  }
+  CHECK(records == 200'000);
+  CHECK(largest_batch == 512);  // one batch in memory at a time
+}

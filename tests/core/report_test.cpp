@@ -1,0 +1,161 @@
+#include <catch2/catch.hpp>
+
+#include "comparison.h"
+#include "recording_set.h"
+#include "recording_writer.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "temp_dir.h"
+
+using namespace ntprof;
+using namespace ntprof::testing;
+
+namespace {
+
+// The tutorial's Linux NVMe/RDMA figures: host block 0.50, host driver 1.27, network 10.00,
+// target driver 1.01, storage 60.00 us; end to end 72.78 us. Storage and network alternate around
+// their means so the percentiles have something to show:
+//   e2e = 2.78 + {50, 70} + {5, 15} us -> 57.78, 67.78, 77.78, 87.78 us, a quarter each.
+CommandTiming Tutorial(int i) {
+  const uint64_t storage = i % 2 == 0 ? 50'000 : 70'000;
+  const uint64_t network = (i / 2) % 2 == 0 ? 5'000 : 15'000;
+  return {300, 800, 470, 200, network, 200, 300, storage, 210, 300};
+}
+
+Report ReportOf(const std::vector<std::string>& paths) {
+  auto set = RecordingSet::Open(paths);
+  REQUIRE(set.ok());
+  auto report = set->BuildReport();
+  REQUIRE(report.ok());
+  return *report;
+}
+
+}  // namespace
+
+TEST_CASE("golden_report_of_the_tutorial_rdma_figures", "[report]") {
+  TempDir dir;
+  // 1,000 sampled commands, 1 in 10, over exactly 1 s of host clock.
+  WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), RunSpec{.commands = 1000}, Tutorial);
+  Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
+  // Shares by hand: 0.50/72.78 = 0.7 %, 1.27/72.78 = 1.7 %, 10/72.78 = 13.7 %, 1.01/72.78 = 1.4 %,
+  // 60/72.78 = 82.4 %. Avg QD (Little): 10 x 1000 x mean / 1 s, e.g. storage 10 x 1000 x 60 us = 0.60.
+  // p50 is the 500th of 1,000 sorted latencies (67.78), p99 the 990th and p99.9 the 999th (87.78).
+  const std::string expected =
+      "read 4KiB nvme0n1  (host + target, 1000 sampled, 1 in 10, 1.0 s)\n"
+      "  latency (us): mean 72.78  p50 67.78  p99 87.78  p99.9 87.78\n"
+      "  stage                                   mean us    share   avg QD\n"
+      "  host block layer                           0.50    0.7 %     0.01  ▎\n"
+      "  host driver                                1.27    1.7 %     0.01  ▌\n"
+      "  network                                   10.00   13.7 %     0.10  ████▏\n"
+      "  target driver                              1.01    1.4 %     0.01  ▍\n"
+      "  storage                                   60.00   82.4 %     0.60  ████████████████████████▊\n"
+      "  end to end                                72.78  100.0 %     0.73  \n"
+      "  largest: storage (60.00 us), 82 % of the latency\n"
+      "\n"
+      "records: 1000 host, 1000 target; 1000 matched (100.0 % of the host's)\n";
+  CHECK(RenderText(report) == expected);
+}
+
+TEST_CASE("report_detail_lists_components_under_their_stage", "[report]") {
+  TempDir dir;
+  WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), RunSpec{.commands = 100}, Tutorial);
+  const std::string text = RenderText(ReportOf({dir.File("host.ntp"), dir.File("target.ntp")}),
+                                      TextOptions{.detail = true});
+  CHECK_THAT(text, Catch::Contains("block layer submit (H0-H1)                      100       0.30"));
+  CHECK_THAT(text, Catch::Contains("capsule received to request init (T0-T1)        100       0.20"));
+  CHECK_THAT(text, Catch::Contains("wire and network stacks                         100      10.00"));
+}
+
+TEST_CASE("report_json_uses_the_stable_stage_ids", "[report]") {
+  TempDir dir;
+  WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), RunSpec{.commands = 1000}, Tutorial);
+  auto j = ToJson(ReportOf({dir.File("host.ntp"), dir.File("target.ntp")}));
+  REQUIRE(j["groups"].size() == 1);
+  const auto& g = j["groups"][0];
+  CHECK(g["name"] == "read 4KiB nvme0n1");
+  CHECK(g["scope"] == "joined");
+  CHECK(g["largest"] == "storage");
+  std::vector<std::string> ids;
+  for (const auto& s : g["stages"]) ids.push_back(s["id"]);
+  CHECK(ids == std::vector<std::string>{"host_block", "host_driver", "network", "target_driver",
+                                        "storage", "end_to_end"});
+  CHECK(g["stages"][4]["mean_us"].get<double>() == Approx(60.0));
+  CHECK(g["stages"][4]["avg_qd"].get<double>() == Approx(0.6));
+  CHECK(j["records"]["matched_percent"].get<double>() == Approx(100.0));
+}
+
+TEST_CASE("report_of_a_host_file_alone_shows_network_and_target_unrecorded", "[report]") {
+  TempDir dir;
+  WriteRun(dir.File("host.ntp"), "", RunSpec{.commands = 100}, Tutorial);
+  const std::string text = RenderText(ReportOf({dir.File("host.ntp")}));
+  CHECK_THAT(text, Catch::Contains("network and target (not recorded)         71.01"));
+  CHECK_THAT(text, Catch::Contains("records: 100 host, no target recording"));
+}
+
+TEST_CASE("report_of_a_target_file_alone_shows_the_target_stages", "[report]") {
+  TempDir dir;
+  WriteRun("", dir.File("target.ntp"), RunSpec{.commands = 100}, Tutorial);
+  const std::string text = RenderText(ReportOf({dir.File("target.ntp")}));
+  CHECK_THAT(text, Catch::Contains("read 4KiB nullb0  (target only"));
+  CHECK_THAT(text, Catch::Contains("storage                                   60.00"));
+  CHECK_THAT(text, Catch::Contains("in target (T0-T5)                         61.01"));
+}
+
+TEST_CASE("report_counts_host_records_whose_target_half_is_missing", "[report]") {
+  TempDir dir;
+  WriteRun(dir.File("host.ntp"), "", RunSpec{.commands = 100}, Tutorial);
+  // The target recorded only the first 80 commands.
+  WriteRun("", dir.File("target.ntp"), RunSpec{.commands = 80}, Tutorial);
+  Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
+  CHECK(report.records.matched == 80);
+  CHECK(report.records.host_only == 20);
+  CHECK(report.records.matched_percent() == Approx(80.0));
+  CHECK_THAT(RenderText(report), Catch::Contains("80 matched (80.0 % of the host's); unmatched: 20 host"));
+}
+
+TEST_CASE("recordings_of_different_sample_rates_salts_or_runs_are_refused", "[report]") {
+  TempDir dir;
+  WriteRun(dir.File("host.ntp"), "", RunSpec{.sample_rate = 10}, Tutorial);
+  WriteRun("", dir.File("rate.ntp"), RunSpec{.sample_rate = 100}, Tutorial);
+  WriteRun("", dir.File("salt.ntp"), RunSpec{.salt = 7}, Tutorial);
+  WriteRun("", dir.File("session.ntp"), RunSpec{.session = "other"}, Tutorial);
+  WriteRun("", dir.File("later.ntp"),
+           RunSpec{.wall_start_ns = RunSpec{}.wall_start_ns + 3600'000'000'000ull}, Tutorial);
+  auto error = [&](const std::string& other) {
+    auto set = RecordingSet::Open({dir.File("host.ntp"), dir.File(other)});
+    if (!set.ok()) return std::string(set.status().message());
+    auto report = set->BuildReport();
+    return report.ok() ? std::string() : std::string(report.status().message());
+  };
+  CHECK_THAT(error("rate.ntp"), Catch::Contains("1 in 100") && Catch::Contains("same -s"));
+  CHECK_THAT(error("salt.ntp"), Catch::Contains("same --salt"));
+  CHECK_THAT(error("session.ntp"), Catch::Contains("unrelated runs"));
+  CHECK_THAT(error("later.ntp"), Catch::Contains("no overlap"));
+}
+
+TEST_CASE("compare_names_the_stage_that_grew_most", "[compare]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "base");
+  std::filesystem::create_directories(dir.path() / "slow");
+  WriteRun(dir.File("base/host.ntp"), dir.File("base/target.ntp"), RunSpec{}, Tutorial);
+  // The new run: the drive is 40 us slower and the network 2 us slower.
+  WriteRun(dir.File("slow/host.ntp"), dir.File("slow/target.ntp"), RunSpec{}, [](int i) {
+    CommandTiming t = Tutorial(i);
+    t.storage += 40'000;
+    t.network += 2'000;
+    return t;
+  });
+  auto base_files = ExpandRecordingArgs({dir.File("base")});
+  auto slow_files = ExpandRecordingArgs({dir.File("slow")});
+  REQUIRE(base_files.ok());
+  REQUIRE(slow_files.ok());
+  Comparison c = Compare(ReportOf(*base_files), ReportOf(*slow_files));
+  REQUIRE(c.groups.size() == 1);
+  REQUIRE(c.groups[0].grew_most.has_value());
+  CHECK(*c.groups[0].grew_most == Stage::kStorage);
+  CHECK(*c.groups[0].grew_most_ratio == Stage::kStorage);  // 100/60 > 12/10
+  const std::string text = RenderText(c);
+  CHECK_THAT(text, Catch::Contains("grew most: storage, +40.00 us (1.67x)"));
+  CHECK_THAT(text, Catch::Contains("network                                   10.00      12.00      +2.00    1.20x"));
+  CHECK_THAT(text, Catch::Contains("end to end                                72.78     114.78     +42.00    1.58x"));
+}

@@ -1,0 +1,98 @@
+#include <catch2/catch.hpp>
+
+#include <random>
+
+#include "ntprof_sampler.h"
+
+namespace {
+
+// Fraction of a stream the sampler keeps. next(i) fills the command fields of the i-th command.
+template <typename Next>
+double SampledFraction(uint32_t n, uint64_t salt, int commands, Next next) {
+  int kept = 0;
+  for (int i = 0; i < commands; ++i) {
+    uint8_t opcode = 0x02;
+    uint64_t slba = 0;
+    uint16_t cid = 0;
+    next(i, &opcode, &slba, &cid);
+    kept += ntprof_sampled(opcode, 1, slba, 7, cid, salt, n);
+  }
+  return static_cast<double>(kept) / commands;
+}
+
+// Linux NVMe command ids: a 4-bit generation counter over the blk-mq tag.
+uint16_t LinuxCid(uint32_t generation, uint16_t tag) {
+  return static_cast<uint16_t>(((generation & 0xf) << 12) | tag);
+}
+
+constexpr int kCommands = 1'000'000;
+
+}  // namespace
+
+TEST_CASE("sampler_keeps_one_in_n_of_random_reads", "[sampler]") {
+  for (uint32_t n : {10u, 100u, 1000u}) {
+    std::mt19937_64 rng(42);
+    double f = SampledFraction(n, 0x1234, kCommands, [&](int, uint8_t*, uint64_t* slba, uint16_t* cid) {
+      *slba = rng() % (1ull << 30);
+      *cid = static_cast<uint16_t>(rng() % 64);
+    });
+    CHECK(f == Approx(1.0 / n).epsilon(0.10));
+  }
+}
+
+TEST_CASE("sampler_keeps_one_in_n_of_a_sequential_stream", "[sampler]") {
+  for (uint32_t n : {10u, 100u, 1000u}) {
+    double f = SampledFraction(n, 77, kCommands, [&](int i, uint8_t*, uint64_t* slba, uint16_t* cid) {
+      *slba = static_cast<uint64_t>(i) * 8;
+      *cid = static_cast<uint16_t>(i % 32);
+    });
+    CHECK(f == Approx(1.0 / n).epsilon(0.10));
+  }
+}
+
+TEST_CASE("sampler_keeps_one_in_n_at_qd1_with_cycling_linux_cids", "[sampler]") {
+  // QD1: always tag 0; only the generation counter changes the cid. LBAs vary (random reads).
+  for (uint32_t n : {10u, 100u}) {
+    std::mt19937_64 rng(7);
+    double f = SampledFraction(n, 99, kCommands, [&](int i, uint8_t*, uint64_t* slba, uint16_t* cid) {
+      *slba = rng() % (1ull << 28);
+      *cid = LinuxCid(static_cast<uint32_t>(i), 0);
+    });
+    CHECK(f == Approx(1.0 / n).epsilon(0.10));
+  }
+}
+
+TEST_CASE("sampler_keeps_one_in_n_of_repeated_lbas_across_sessions", "[sampler]") {
+  // One LBA over and over at QD 32: the command identities are only 16 generations x 32 tags, so
+  // one session keeps a fixed subset of them; the fraction is 1/N on average over sessions (salts).
+  const uint32_t n = 10;
+  double sum = 0;
+  const int sessions = 200;
+  for (int s = 0; s < sessions; ++s) {
+    std::mt19937_64 rng(static_cast<uint64_t>(s));
+    std::vector<uint32_t> generation(32, 0);
+    sum += SampledFraction(n, static_cast<uint64_t>(s) * 7919, 20'000,
+                           [&](int, uint8_t*, uint64_t* slba, uint16_t* cid) {
+                             *slba = 4096;
+                             const uint16_t tag = static_cast<uint16_t>(rng() % 32);
+                             *cid = LinuxCid(generation[tag]++, tag);
+                           });
+  }
+  CHECK(sum / sessions == Approx(1.0 / n).epsilon(0.10));
+}
+
+TEST_CASE("sampler_decision_depends_on_every_identity_field", "[sampler]") {
+  // Changing any one field changes the hash: host and target must hash exactly the same fields.
+  const uint64_t base = ntprof_command_hash(2, 1, 100, 7, 5, 9);
+  CHECK(ntprof_command_hash(1, 1, 100, 7, 5, 9) != base);
+  CHECK(ntprof_command_hash(2, 2, 100, 7, 5, 9) != base);
+  CHECK(ntprof_command_hash(2, 1, 101, 7, 5, 9) != base);
+  CHECK(ntprof_command_hash(2, 1, 100, 8, 5, 9) != base);
+  CHECK(ntprof_command_hash(2, 1, 100, 7, 6, 9) != base);
+  CHECK(ntprof_command_hash(2, 1, 100, 7, 5, 10) != base);
+}
+
+TEST_CASE("sampler_rate_zero_keeps_nothing_and_one_keeps_everything", "[sampler]") {
+  CHECK(ntprof_sampled(2, 1, 100, 7, 5, 9, 0) == 0);
+  CHECK(ntprof_sampled(2, 1, 100, 7, 5, 9, 1) == 1);
+}

@@ -1,0 +1,152 @@
+#include <catch2/catch.hpp>
+
+#include "record_factory.h"
+#include "stage_model.h"
+
+using namespace ntprof;
+using namespace ntprof::testing;
+
+namespace {
+int64_t StageOf(const CommandBreakdown& b, Stage s) {
+  REQUIRE(b.stage(s).has_value());
+  return *b.stage(s);
+}
+int64_t ComponentOf(const CommandBreakdown& b, Component c) {
+  REQUIRE(b.component(c).has_value());
+  return *b.component(c);
+}
+}  // namespace
+
+TEST_CASE("joined_command_splits_into_the_five_stages_by_hand", "[stage_model]") {
+  // Host clock starts at 1,000,000; the target clock at 5,000,000,000 (no sync needed).
+  auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1'000'000, 300, 800, 71'010, 470, 200), "nvme0n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, TargetStamps(5'000'000'000, 200, 300, 60'000, 210, 300), "nullb0");
+  auto b = BreakDown(&host, &target);
+  REQUIRE(b.has_value());
+  CHECK(b->scope == Scope::kJoined);
+  CHECK(StageOf(*b, Stage::kHostBlock) == 500);       // 300 + 200
+  CHECK(StageOf(*b, Stage::kHostDriver) == 1270);     // 800 + 470
+  CHECK(StageOf(*b, Stage::kTargetDriver) == 1010);   // (200 + 300) + (210 + 300)
+  CHECK(StageOf(*b, Stage::kStorage) == 60'000);
+  CHECK(StageOf(*b, Stage::kNetwork) == 10'000);      // 71,010 - 61,010
+  CHECK(StageOf(*b, Stage::kEndToEnd) == 72'780);
+  CHECK(ComponentOf(*b, Component::kTargetReceive) == 200);
+  CHECK(ComponentOf(*b, Component::kTargetSubmit) == 300);
+  CHECK(ComponentOf(*b, Component::kTargetRespond) == 210);
+  CHECK(ComponentOf(*b, Component::kTargetSend) == 300);
+  CHECK(ComponentOf(*b, Component::kFabric) == 10'000);
+  CHECK_FALSE(b->stage(Stage::kNetworkAndTarget).has_value());
+}
+
+TEST_CASE("stages_sum_to_end_to_end", "[stage_model]") {
+  for (uint64_t wait : {61'010u, 70'000u, 200'000u}) {
+    auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(10, 1, 2, wait, 4, 5), "nvme0n1");
+    auto target = MakeRecord(v1::ROLE_TARGET, {}, TargetStamps(99, 200, 300, 60'000, 210, 300), "nullb0");
+    auto b = BreakDown(&host, &target);
+    REQUIRE(b.has_value());
+    int64_t sum = 0;
+    for (Stage s : {Stage::kHostBlock, Stage::kHostDriver, Stage::kNetwork, Stage::kTargetDriver,
+                    Stage::kStorage}) {
+      sum += StageOf(*b, s);
+    }
+    CHECK(sum == StageOf(*b, Stage::kEndToEnd));
+  }
+}
+
+TEST_CASE("r2t_round_trip_moves_from_target_driver_into_network", "[stage_model]") {
+  CommandId write;
+  write.opcode = 0x01;
+  write.bytes = 32768;
+  auto hs = HostStamps(1000, 100, 200, 50'000, 300, 100);
+  hs[NTPROF_H_R2T_RECEIVED] = hs[NTPROF_H2_CAPSULE_SENT] + 5'000;
+  hs[NTPROF_H_DATA_SENT] = hs[NTPROF_H_R2T_RECEIVED] + 1'000;  // host turn-around: 1 us
+  auto ts = TargetStamps(1'000, 100, 20'000, 10'000, 100, 100);
+  ts[NTPROF_T_R2T_SENT] = ts[NTPROF_T1_REQ_INIT] + 50;
+  ts[NTPROF_T_DATA_RECEIVED] = ts[NTPROF_T_R2T_SENT] + 19'000;  // waited 19 us for the data
+  auto host = MakeRecord(v1::ROLE_HOST, write, hs, "nvme0n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, write, ts, "nullb0");
+  auto b = BreakDown(&host, &target);
+  REQUIRE(b.has_value());
+  // host driver = 200 + 300 + 1,000 turn-around
+  CHECK(StageOf(*b, Stage::kHostDriver) == 1'500);
+  // target driver = (100 + 20,000) + (100 + 100) - 19,000 wait
+  CHECK(StageOf(*b, Stage::kTargetDriver) == 1'300);
+  CHECK(StageOf(*b, Stage::kStorage) == 10'000);
+  // network = (50,000 - 1,000) - (30,300 - 19,000) = 37,700; R2T round trip 19,000 - 1,000
+  CHECK(StageOf(*b, Stage::kNetwork) == 37'700);
+  CHECK(ComponentOf(*b, Component::kR2tRoundTrip) == 18'000);
+  CHECK(ComponentOf(*b, Component::kFabric) == 19'700);
+  CHECK(ComponentOf(*b, Component::kHostR2tData) == 1'000);
+  CHECK(ComponentOf(*b, Component::kTargetSubmit) == 1'000);
+  CHECK(StageOf(*b, Stage::kHostBlock) + StageOf(*b, Stage::kHostDriver) +
+            StageOf(*b, Stage::kNetwork) + StageOf(*b, Stage::kTargetDriver) +
+            StageOf(*b, Stage::kStorage) ==
+        StageOf(*b, Stage::kEndToEnd));
+}
+
+TEST_CASE("rdma_data_transfer_of_a_read_is_network_time", "[stage_model]") {
+  auto ts = TargetStamps(1000, 100, 100, 10'000, 100, 3'000);
+  ts[NTPROF_T_XFER_POSTED] = ts[NTPROF_T4_RESPOND] + 200;
+  ts[NTPROF_T_XFER_DONE] = ts[NTPROF_T_XFER_POSTED] + 2'500;
+  auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1000, 100, 100, 20'000, 100, 100), "nvme0n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, ts, "nullb0");
+  auto b = BreakDown(&host, &target);
+  REQUIRE(b.has_value());
+  CHECK(StageOf(*b, Stage::kTargetDriver) == 100 + 100 + 100 + 3'000 - 2'500);
+  CHECK(ComponentOf(*b, Component::kTargetSend) == 500);
+  CHECK(ComponentOf(*b, Component::kRdmaDataTransfer) == 2'500);
+  CHECK(StageOf(*b, Stage::kNetwork) == 20'000 - 13'300 + 2'500);
+}
+
+TEST_CASE("host_alone_shows_network_and_target_as_one_stage", "[stage_model]") {
+  auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1000, 300, 800, 71'010, 470, 200), "nvme0n1");
+  auto b = BreakDown(&host, nullptr);
+  REQUIRE(b.has_value());
+  CHECK(b->scope == Scope::kHostOnly);
+  CHECK(StageOf(*b, Stage::kNetworkAndTarget) == 71'010);
+  CHECK(StageOf(*b, Stage::kEndToEnd) == 72'780);
+  CHECK_FALSE(b->stage(Stage::kNetwork).has_value());
+  CHECK_FALSE(b->stage(Stage::kStorage).has_value());
+}
+
+TEST_CASE("target_alone_shows_target_driver_storage_and_its_total", "[stage_model]") {
+  auto ts = TargetStamps(1000, 200, 300, 60'000, 210, 300);
+  ts[NTPROF_T_DRIVE_ISSUE] = ts[NTPROF_T2_BACKEND_SUBMIT] + 1'000;
+  ts[NTPROF_T_DRIVE_DONE] = ts[NTPROF_T_DRIVE_ISSUE] + 58'000;
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, ts, "nullb0");
+  auto b = BreakDown(nullptr, &target);
+  REQUIRE(b.has_value());
+  CHECK(b->scope == Scope::kTargetOnly);
+  CHECK(StageOf(*b, Stage::kTargetDriver) == 1'010);
+  CHECK(StageOf(*b, Stage::kStorage) == 60'000);
+  CHECK(StageOf(*b, Stage::kTargetTotal) == 61'010);
+  CHECK(ComponentOf(*b, Component::kTargetBlockSubmit) == 1'000);
+  CHECK(ComponentOf(*b, Component::kDrive) == 58'000);
+  CHECK(ComponentOf(*b, Component::kTargetBlockComplete) == 1'000);
+}
+
+TEST_CASE("user_space_host_has_no_block_layer_stage", "[stage_model]") {
+  auto hs = HostStamps(1000, 0, 800, 71'010, 470, 0);
+  hs[NTPROF_H0_BLOCK_START] = 0;
+  hs[NTPROF_H5_BLOCK_DONE] = 0;
+  hs[NTPROF_H1_DRIVER_SUBMIT] = 1'000;
+  hs[NTPROF_H2_CAPSULE_SENT] = 1'800;
+  hs[NTPROF_H3_REPLY_RECEIVED] = 72'810;
+  hs[NTPROF_H4_DRIVER_DONE] = 73'280;
+  auto host = MakeRecord(v1::ROLE_HOST, {}, hs, "spdk");
+  host.set_stack(v1::STACK_SPDK);
+  auto b = BreakDown(&host, nullptr);
+  REQUIRE(b.has_value());
+  CHECK_FALSE(b->stage(Stage::kHostBlock).has_value());
+  CHECK(StageOf(*b, Stage::kEndToEnd) == 72'280);
+  CHECK(StageLabel(Stage::kHostDriver, v1::STACK_SPDK, v1::STACK_KERNEL) == "host driver (SPDK)");
+}
+
+TEST_CASE("a_missing_required_stamp_is_reported_not_guessed", "[stage_model]") {
+  auto hs = HostStamps(1000, 300, 800, 71'010, 470, 200);
+  hs[NTPROF_H3_REPLY_RECEIVED] = 0;
+  auto host = MakeRecord(v1::ROLE_HOST, {}, hs, "nvme0n1");
+  IncompleteRecord why;
+  CHECK_FALSE(BreakDown(&host, nullptr, &why).has_value());
+  CHECK(why.missing == "H3 reply received");
+}
