@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include "comparison.h"
+#include "interval_summary.h"
 #include "recording_set.h"
 #include "recording_writer.h"
 #include "report_json.h"
@@ -158,4 +159,22 @@ TEST_CASE("compare_names_the_stage_that_grew_most", "[compare]") {
   CHECK_THAT(text, Catch::Contains("grew most: storage, +40.00 us (1.67x)"));
   CHECK_THAT(text, Catch::Contains("network                                   10.00      12.00      +2.00    1.20x"));
   CHECK_THAT(text, Catch::Contains("end to end                                72.78     114.78     +42.00    1.58x"));
+}
+
+TEST_CASE("interval_summary_prints_one_line_per_group_and_starts_afresh", "[interval]") {
+  IntervalSummary summary(10);
+  for (int i = 0; i < 50; ++i) {
+    CommandTiming t = Tutorial(i);
+    auto host = MakeRecord(v1::ROLE_HOST, {.cid = static_cast<uint32_t>(i)},
+                           HostStamps(1000 + i, t.block_submit, t.driver_submit, 71'010,
+                                      t.driver_complete, t.block_complete),
+                           "nvme0n1");
+    summary.Add(&host, nullptr);
+  }
+  auto lines = IntervalSummary::Lines(summary.Take(2'000'000'000));
+  REQUIRE(lines.size() == 1);
+  CHECK(lines[0] ==
+        "read 4KiB nvme0n1: 50 sampled (25.0/s) | mean 72.78 us p99 72.78 us | host block layer 1 % "
+        "host driver 2 % network and target (not recorded) 98 %");
+  CHECK(IntervalSummary::Lines(summary.Take(1'000'000'000)).empty());
 }

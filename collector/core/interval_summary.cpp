@@ -1,0 +1,55 @@
+#include "interval_summary.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace ntprof {
+
+ReportBuilder& IntervalSummary::BuilderFor(Scope scope) {
+  // The first record of an interval decides its scope: one agent sees one side, a collector
+  // summarizes joined pairs; halves of another scope are left out of that interval's stages.
+  if (!builder_) builder_ = std::make_unique<ReportBuilder>(scope);
+  return *builder_;
+}
+
+void IntervalSummary::Add(const v1::Record* host, const v1::Record* target) {
+  const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
+  BuilderFor(scope).Add(host, target);
+}
+
+void IntervalSummary::AddCounters(const v1::DeviceCounters& counters) {
+  counters_.push_back(counters);
+}
+
+Report IntervalSummary::Take(int64_t interval_ns) {
+  if (!builder_) {
+    counters_.clear();
+    return Report{};
+  }
+  for (const auto& c : counters_) builder_->AddCounters(c);
+  Report report = builder_->Build(sample_rate_, interval_ns, nullptr);
+  builder_.reset();
+  counters_.clear();
+  return report;
+}
+
+std::vector<std::string> IntervalSummary::Lines(const Report& interval) {
+  std::vector<std::string> lines;
+  for (const GroupReport& g : interval.groups) {
+    std::string line = absl::StrFormat("%s: %d sampled", g.name, g.latency.n);
+    if (interval.span_s > 0) {
+      absl::StrAppend(&line, absl::StrFormat(" (%.1f/s)", g.latency.n / interval.span_s));
+    }
+    if (g.throughput) absl::StrAppend(&line, absl::StrFormat(", %.0f IOPS", g.throughput->iops));
+    absl::StrAppend(&line, absl::StrFormat(" | mean %.2f us p99 %.2f us |", g.latency.mean_ns / 1000,
+                                           g.latency.p99_ns / 1000.0));
+    for (const StageRow& row : g.stages) {
+      if (row.stage == Stage::kEndToEnd || row.stage == Stage::kTargetTotal) continue;
+      absl::StrAppend(&line, absl::StrFormat(" %s %.0f %%", row.label, row.share * 100));
+    }
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
+}  // namespace ntprof

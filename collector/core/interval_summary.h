@@ -1,0 +1,38 @@
+// One line per group for each interval of a live recording ("every 10 s, per group: sampled
+// commands, rate, latency, and each stage's share"): what `ntprofd record` prints while it runs
+// and what `ntprofctl watch` shows for a cluster.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "report.h"
+#include "report_builder.h"
+
+namespace ntprof {
+
+class IntervalSummary {
+ public:
+  explicit IntervalSummary(uint32_t sample_rate) : sample_rate_(sample_rate) {}
+
+  // A joined pair, or one half recorded alone.
+  void Add(const v1::Record* host, const v1::Record* target);
+  void AddCounters(const v1::DeviceCounters& counters);
+
+  // The interval's report, then a fresh interval begins.
+  Report Take(int64_t interval_ns);
+
+  // The interval's lines, e.g.
+  //   read 4KiB nvme0n1: 743 sampled (74.3/s) | mean 1290.12 us p99 3100.00 us | host block 1 % ...
+  static std::vector<std::string> Lines(const Report& interval);
+
+ private:
+  ReportBuilder& BuilderFor(Scope scope);
+
+  uint32_t sample_rate_;
+  std::unique_ptr<ReportBuilder> builder_;
+  std::vector<v1::DeviceCounters> counters_;
+};
+
+}  // namespace ntprof
