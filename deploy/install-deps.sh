@@ -17,7 +17,7 @@ packages=(
   # test bed: image build and VMs
   debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
   # tools the tests drive on this machine
-  fio
+  fio python3 jq
 )
 
 missing=()

@@ -17,6 +17,8 @@ struct Distribution {
   int64_t p50_ns = 0;
   int64_t p99_ns = 0;
   int64_t p999_ns = 0;
+  int64_t min_ns = 0;
+  int64_t max_ns = 0;
 };
 
 struct StageRow {

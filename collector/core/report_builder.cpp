@@ -72,6 +72,8 @@ Distribution Summarize(const LatencyHistogram& h) {
   d.p50_ns = h.Percentile(50);
   d.p99_ns = h.Percentile(99);
   d.p999_ns = h.Percentile(99.9);
+  d.min_ns = h.min();
+  d.max_ns = h.max();
   return d;
 }
 

@@ -10,7 +10,9 @@ nlohmann::json DistributionJson(const Distribution& d) {
           {"mean_us", Us(d.mean_ns)},
           {"p50_us", Us(d.p50_ns)},
           {"p99_us", Us(d.p99_ns)},
-          {"p99_9_us", Us(d.p999_ns)}};
+          {"p99_9_us", Us(d.p999_ns)},
+          {"min_us", Us(d.min_ns)},
+          {"max_us", Us(d.max_ns)}};
 }
 
 nlohmann::json OptionalNumber(const std::optional<double>& v) {

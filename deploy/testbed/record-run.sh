@@ -1,0 +1,73 @@
+#!/bin/bash
+# record-run.sh - one recorded run in the test bed: ntprofd records the target and the host while
+# fio runs on the host's NVMe-oF namespace. Needs a running bed (`tb up`) with ntprofd in the share.
+#
+#   record-run.sh NAME [-s N] [--salt S] [--nsid N] [--runtime SECONDS] [--host-only]
+#                      [-- FIO ARGS...]      (default: --rw=randread --bs=4k --iodepth=1)
+#
+# Leaves in <share>/out/NAME/ (= /mnt/host/out/NAME in the VMs): host.ntp, target.ntp, fio.json,
+# host.log, target.log. Prints that directory on stdout. Exit status non-zero with the agent's log
+# on stderr when an agent fails to start or to finish its file.
+set -euo pipefail
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+TB=$HERE/tb
+name=${1:?usage: record-run.sh NAME [-s N] [--salt S] [--nsid N] [--runtime S] [--host-only] [-- FIO ARGS]}
+shift
+rate=10 salt=$RANDOM$RANDOM nsid=1 runtime=30 host_only=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    -s) rate=$2; shift ;;
+    --salt) salt=$2; shift ;;
+    --nsid) nsid=$2; shift ;;
+    --runtime) runtime=$2; shift ;;
+    --host-only) host_only=1 ;;
+    --) shift; break ;;
+    *) echo "record-run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+fio_args=("$@")
+[ ${#fio_args[@]} -gt 0 ] || fio_args=(--rw=randread --bs=4k --iodepth=1)
+
+eval "$("$TB" env)"   # NTPROF_TB_SHARE, transport, ...
+out=$NTPROF_TB_SHARE/out/$name
+guest_out=/mnt/host/out/$name
+rm -rf "$out" && mkdir -p "$out"
+dev=$("$TB" dev "$nsid")
+log() { echo "[record-run $name] $*" >&2; }
+
+start_agent() {  # ROLE
+  local role=$1 extra=""
+  [ "$role" = host ] && extra="--device $(basename "$dev")"
+  "$TB" ssh "$role" "setsid /mnt/host/bin/ntprofd record --role $role --transport $NTPROF_TB_TRANSPORT \
+      -s $rate --salt $salt -i 10 $extra -o $guest_out/$role.ntp \
+      >$guest_out/$role.log 2>&1 </dev/null & echo \$! > /run/ntprofd-record.pid"
+}
+
+wait_ready() {  # ROLE: the agent says it is recording once every hook is attached
+  local role=$1 deadline=$(( $(date +%s) + 180 ))
+  until grep -q "recording" "$out/$role.log" 2>/dev/null; do
+    if ! "$TB" ssh "$role" 'kill -0 $(cat /run/ntprofd-record.pid) 2>/dev/null'; then
+      log "ntprofd on the $role exited before recording:"; cat "$out/$role.log" >&2; return 1
+    fi
+    [ "$(date +%s)" -lt "$deadline" ] || { log "ntprofd on the $role not ready after 180 s"; cat "$out/$role.log" >&2; return 1; }
+    sleep 1
+  done
+}
+
+stop_agent() {  # ROLE: SIGINT finalizes the file
+  local role=$1
+  "$TB" ssh "$role" 'p=$(cat /run/ntprofd-record.pid); kill -INT $p 2>/dev/null;
+    for i in $(seq 1 120); do kill -0 $p 2>/dev/null || exit 0; sleep 0.5; done; exit 1' \
+    || { log "ntprofd on the $role did not finish within 60 s"; cat "$out/$role.log" >&2; return 1; }
+}
+
+[ "$host_only" = 1 ] || { start_agent target; wait_ready target; }
+start_agent host
+wait_ready host
+log "fio ${fio_args[*]} on $dev for ${runtime}s (sampling 1 in $rate, salt $salt)"
+"$TB" ssh host "fio --name=ntprof --filename=$dev --direct=1 --ioengine=io_uring --time_based \
+    --runtime=$runtime --output-format=json --output=$guest_out/fio.json ${fio_args[*]}" >/dev/null
+stop_agent host
+[ "$host_only" = 1 ] || stop_agent target
+echo "$out"

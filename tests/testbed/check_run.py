@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Checks recorded test-bed runs against ground truth.
+
+  check_run.py NTPROFCTL consistent RUN_DIR            100 % matched, every stage >= 0, stages sum to end to end,
+                                             host end to end within 5 % of fio's completion latency
+  check_run.py NTPROFCTL shift BASE_DIR NEW_DIR STAGE MICROSECONDS
+                                             STAGE's mean rose by MICROSECONDS +- 10 %, and no other
+                                             stage moved by more than 10 % of it
+
+Prints one line per check ("ok: ..." / "FAIL: ...") and exits 1 if any failed.
+"""
+import json
+import subprocess
+import sys
+
+CTL = None
+failures = 0
+
+
+def check(ok, what):
+    global failures
+    print(("ok:   " if ok else "FAIL: ") + what)
+    if not ok:
+        failures += 1
+
+
+def report(run_dir):
+    out = subprocess.run([CTL, "report", run_dir, "-o", "json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def io_group(rep):
+    """The group of the fio workload: the one with the most sampled commands."""
+    groups = [g for g in rep["groups"] if g["op"] in ("read", "write")]
+    return max(groups, key=lambda g: g["latency"]["n"])
+
+
+def stage_means(group):
+    return {s["id"]: s["mean_us"] for s in group["stages"]}
+
+
+def consistent(run_dir):
+    rep = report(run_dir)
+    rec = rep["records"]
+    check(rec["host"] > 0 and rec["matched_percent"] == 100.0,
+          f"{run_dir}: {rec['matched']} of {rec['host']} host records matched ({rec['matched_percent']:.2f} %)")
+    check(rec["incomplete"] == 0, f"{run_dir}: {rec['incomplete']} records missing a stamp")
+    for g in rep["groups"]:
+        for s in g["stages"]:
+            check(s["min_us"] >= 0, f"{run_dir} {g['name']}: {s['id']} min {s['min_us']:.2f} us >= 0")
+        means = stage_means(g)
+        parts = sum(v for k, v in means.items() if k != "end_to_end")
+        check(abs(parts - means["end_to_end"]) < 0.01,
+              f"{run_dir} {g['name']}: stages sum to end to end ({parts:.2f} vs {means['end_to_end']:.2f} us)")
+    g = io_group(rep)
+    with open(f"{run_dir}/fio.json") as f:
+        job = json.load(f)["jobs"][0]
+    side = "read" if g["op"] == "read" else "write"
+    fio_clat_us = job[side]["clat_ns"]["mean"] / 1000
+    e2e = g["latency"]["mean_us"]
+    gap = (fio_clat_us - e2e) / fio_clat_us * 100
+    check(abs(gap) <= 5, f"{run_dir} {g['name']}: end to end {e2e:.1f} us vs fio clat {fio_clat_us:.1f} us "
+                         f"({gap:+.1f} %, within 5 %)")
+    return rep
+
+
+def shift(base_dir, new_dir, stage, injected_us):
+    base = stage_means(io_group(report(base_dir)))
+    new = stage_means(io_group(report(new_dir)))
+    delta = new[stage] - base[stage]
+    check(abs(delta - injected_us) <= 0.10 * injected_us,
+          f"{new_dir}: {stage} rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %)")
+    for sid in base:
+        if sid in (stage, "end_to_end"):
+            continue
+        moved = new.get(sid, 0) - base[sid]
+        check(abs(moved) <= 0.10 * injected_us,
+              f"{new_dir}: {sid} moved {moved:+.1f} us (limit {0.1 * injected_us:.0f} us)")
+
+
+def main():
+    global CTL
+    CTL = sys.argv[1]
+    verb = sys.argv[2]
+    if verb == "consistent":
+        consistent(sys.argv[3])
+    elif verb == "shift":
+        shift(sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]))
+    else:
+        sys.exit(f"unknown check {verb}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()
