@@ -44,6 +44,12 @@ scenario "link delay ${link_delay_us} us lands in network" bash -c "
   $check consistent '$out/link' && $check shift '$out/baseline' '$out/link' network $link_delay_us"
 scenario "4KiB randread QD8" run_and_check qd8 -s 10 -- --rw=randread --bs=4k --iodepth=8
 scenario "4KiB randwrite QD1" run_and_check randwrite -s 10 -- --rw=randwrite --bs=4k --iodepth=1
+scenario "faults: fio killed, agent SIGKILLed, controller disconnected, wrong role" \
+  "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
+if [ "${NTPROF_BENCH:-0}" = 1 ]; then
+  echo "--- benchmark: agent overhead"
+  "$repo/tests/bench/agent_overhead.sh"
+fi
 
 echo "test bed scenarios: $passed passed, $failed failed"
 echo "$passed passed, $failed failed"
