@@ -9,6 +9,12 @@ find_program(BPFTOOL NAMES bpftool PATHS /usr/sbin REQUIRED)
 set(NTPROF_BTF "/sys/kernel/btf/vmlinux" CACHE FILEPATH "BTF file vmlinux.h is generated from")
 set(NTPROF_BPF_GEN_DIR "${CMAKE_BINARY_DIR}/bpf")
 set(NTPROF_VMLINUX_H "${NTPROF_BPF_GEN_DIR}/vmlinux/vmlinux.h")
+# <bpf/usdt.bpf.h> includes <linux/errno.h> -> <asm/errno.h>, which Debian keeps under the
+# multiarch directory that clang -target bpf does not search by itself.
+set(NTPROF_BPF_SYSTEM_INCLUDES "")
+if(CMAKE_LIBRARY_ARCHITECTURE)
+  set(NTPROF_BPF_SYSTEM_INCLUDES -idirafter /usr/include/${CMAKE_LIBRARY_ARCHITECTURE})
+endif()
 
 add_custom_command(
   OUTPUT ${NTPROF_VMLINUX_H}
@@ -30,6 +36,7 @@ function(ntprof_bpf_skeleton NAME SOURCE)
     OUTPUT ${obj}
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3
             -I${NTPROF_BPF_GEN_DIR}/vmlinux -I${srcdir} -I${CMAKE_SOURCE_DIR}/bpf
+            ${NTPROF_BPF_SYSTEM_INCLUDES}
             -c ${src} -o ${obj}
     DEPENDS ${src} ${headers} ${NTPROF_VMLINUX_H}
     COMMENT "BPF ${NAME}.bpf.c"

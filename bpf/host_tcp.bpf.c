@@ -8,8 +8,11 @@
  *       fully handed to TCP, byte-counted per socket from the PDU header's plen
  *   H3  skb_copy_bits return inside nvme_tcp_recv_skb: the first reply PDU header (C2HData for
  *       reads, the response capsule otherwise) complete in queue->pdu
- *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine)
+ *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine);
+ *       also counts every completed command of a watched namespace (device counters)
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
+ * Devices are namespace heads (nvme0n1) even with native multipath, where requests run on hidden
+ * path disks that have no dev_t in sysfs.
  *   components: response capsule header (H_RESPONSE_RECEIVED), first R2T header (H_R2T_RECEIVED),
  *   last H2CData PDU handed to TCP (H_DATA_SENT).
  *
@@ -76,6 +79,30 @@ static __always_inline void *nvme_req_of(struct request *rq)
 	return (void *)rq + bpf_core_type_size(struct request); /* blk_mq_rq_to_pdu() */
 }
 
+static __always_inline __u32 disk_dev(struct gendisk *disk)
+{
+	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
+}
+
+/* The namespace device an I/O request is for, as users name it: with native multipath the request
+ * runs on a hidden path disk (nvme0c0n1, no dev_t in sysfs), so take the head's disk (nvme0n1).
+ * 0 for admin and fabrics requests (no namespace). */
+static __always_inline __u32 nvme_rq_dev(struct request *rq)
+{
+	struct nvme_ns___ntprof *ns = BPF_CORE_READ(rq, q, queuedata);
+	struct nvme_ns_head___ntprof *head;
+	struct gendisk *disk = NULL;
+
+	if (!ns)
+		return 0;
+	head = BPF_CORE_READ(ns, head);
+	if (head && bpf_core_field_exists(head->disk))
+		disk = BPF_CORE_READ(head, disk);
+	if (!disk)
+		disk = BPF_CORE_READ(ns, disk);
+	return disk ? disk_dev(disk) : 0;
+}
+
 static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 qid, __u16 cid)
 {
 	struct ntprof_host_cid_key k = { .ctrl = ctrl, .qid = qid, .cid = cid };
@@ -97,9 +124,9 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
 		return 0;
 	/* sampled: only now pay for the rest */
-	dev = ntprof_rq_dev(rq);
-	if (!ntprof_dev_watched(dev) || !BPF_CORE_READ(rq, q, queuedata))
-		return 0; /* not a watched namespace, or an admin command (nvme_req_qid() == 0) */
+	dev = nvme_rq_dev(rq);
+	if (!dev || !ntprof_dev_watched(dev))
+		return 0; /* an admin command (nvme_req_qid() == 0), or not a watched namespace */
 
 	struct ntprof_record init = {
 		.slba = sqe.slba,
@@ -139,12 +166,18 @@ int BPF_PROG(nvme_setup_cmd_rawtp, struct request *rq, void *cmd)
 	return on_nvme_setup_cmd(rq, cmd);
 }
 
-/* ---- H4: nvme_complete_rq ---- */
+/* ---- H4: nvme_complete_rq; device counters ---- */
 static __always_inline int on_nvme_complete_rq(struct request *rq)
 {
 	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
-	struct ntprof_record *rec = host_lookup_request(rq);
+	__u32 dev = nvme_rq_dev(rq);
+	struct ntprof_record *rec;
 
+	/* every completed command of a watched namespace, sampled or not; the request still holds
+	 * all its bytes here (blk_update_request has not run) */
+	if (dev && ntprof_dev_watched(dev))
+		host_count_completion(dev, rq, BPF_CORE_READ(rq, __data_len));
+	rec = host_lookup_request(rq);
 	if (!rec)
 		return 0;
 	rec->stamps[NTPROF_H4_DRIVER_DONE] = bpf_ktime_get_ns();
@@ -167,9 +200,9 @@ int BPF_PROG(nvme_complete_rq_rawtp, struct request *rq)
 }
 
 /* ---- H5: block_rq_complete, emit ---- */
-static __always_inline int on_block_rq_complete(struct request *rq, __u32 nr_bytes)
+static __always_inline int on_block_rq_complete(struct request *rq)
 {
-	struct ntprof_record *rec = host_block_complete(rq, nr_bytes);
+	struct ntprof_record *rec = host_block_done(rq);
 
 	if (!rec)
 		return 0;
@@ -183,13 +216,13 @@ static __always_inline int on_block_rq_complete(struct request *rq, __u32 nr_byt
 SEC("tp_btf/block_rq_complete")
 int BPF_PROG(block_rq_complete_tp, struct request *rq, int error, unsigned int nr_bytes)
 {
-	return on_block_rq_complete(rq, nr_bytes);
+	return on_block_rq_complete(rq);
 }
 
 SEC("raw_tp/block_rq_complete")
 int BPF_PROG(block_rq_complete_rawtp, struct request *rq, int error, unsigned int nr_bytes)
 {
-	return on_block_rq_complete(rq, nr_bytes);
+	return on_block_rq_complete(rq);
 }
 
 /* ---- NVMe/TCP sockets ---- */
@@ -275,8 +308,7 @@ static __always_inline void host_on_send(struct sock *sk, const void *start, lon
 	}
 }
 
-static __always_inline void on_kernel_sendpage(struct socket *sock, struct page *page, int offset,
-					       long ret)
+static __always_inline void on_kernel_sendpage(struct socket *sock, __u64 page, int offset, long ret)
 {
 	if (ret > 0)
 		host_on_send(BPF_CORE_READ(sock, sk), ntprof_page_address(page) + offset, ret);
@@ -292,7 +324,7 @@ SEC("fexit/kernel_sendpage")
 int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int offset, size_t size,
 	     int flags, int ret)
 {
-	on_kernel_sendpage(sock, page, offset, ret);
+	on_kernel_sendpage(sock, ntprof_arg_u64(ctx, 1), offset, ret);
 	return 0;
 }
 
@@ -311,7 +343,7 @@ int BPF_KRETPROBE(kernel_sendpage_kretprobe, int ret)
 
 	if (!a)
 		return 0;
-	on_kernel_sendpage((void *)a->arg[0], (void *)a->arg[1], (int)a->arg[2], ret);
+	on_kernel_sendpage((void *)a->arg[0], a->arg[1], (int)a->arg[2], ret);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }

@@ -57,8 +57,13 @@ static __always_inline int on_block_rq_issue(struct request *rq)
 
 static __always_inline int on_block_rq_complete(struct request *rq, int error, __u32 nr_bytes)
 {
-	struct ntprof_record *rec = host_block_complete(rq, nr_bytes);
+	__u32 dev = ntprof_rq_dev(rq);
+	struct ntprof_record *rec;
 
+	if (!ntprof_dev_watched(dev))
+		return 0;
+	host_count_completion(dev, rq, nr_bytes);
+	rec = host_block_done(rq);
 	if (!rec)
 		return 0;
 	if (error)

@@ -141,7 +141,9 @@ extern const void page_offset_base __ksym __weak;
 __u64 ntprof_vmemmap_base = 0;
 __u64 ntprof_page_offset_base = 0;
 
-static __always_inline void *ntprof_page_address(struct page *page)
+/* page is the struct page * as a number: in fentry/fexit programs a pointer argument is a trusted
+ * BTF pointer on which the verifier forbids this arithmetic (see ntprof_arg_u64). */
+static __always_inline void *ntprof_page_address(__u64 page)
 {
 	if (!ntprof_vmemmap_base) {
 		__u64 v = 0xffffea0000000000ULL, p = 0xffff888000000000ULL; /* no-KASLR defaults */
@@ -153,8 +155,18 @@ static __always_inline void *ntprof_page_address(struct page *page)
 		ntprof_page_offset_base = p;
 		ntprof_vmemmap_base = v;
 	}
-	__u64 pfn = ((__u64)page - ntprof_vmemmap_base) / bpf_core_type_size(struct page);
+	__u64 pfn = (page - ntprof_vmemmap_base) / bpf_core_type_size(struct page);
 	return (void *)(ntprof_page_offset_base + (pfn << 12));
+}
+
+/* Argument i of an fentry/fexit program as a plain number. The verifier types pointer arguments
+ * from the function's BTF and allows no arithmetic on them; read through the context instead. */
+static __always_inline __u64 ntprof_arg_u64(unsigned long long *ctx, int i)
+{
+	__u64 v = 0;
+
+	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+	return v;
 }
 
 /* ---- saved arguments for kprobe/kretprobe pairs (the kprobe twin of fexit) ----

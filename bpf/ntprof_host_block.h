@@ -3,7 +3,7 @@
  * ntprof_host_block.h - the host's block-layer side, shared by host_tcp.bpf.c (NVMe/TCP namespaces)
  * and local_block.bpf.c (any local block device): the in-flight table keyed by struct request *,
  * H0 from the request's start time, H5 at block_rq_complete, and the throughput counters of every
- * completed command of a watched device.
+ * completed command of a watched device (counted where each object knows the device best).
  *
  * Include after ntprof_bpf_common.h.
  */
@@ -78,20 +78,14 @@ static __always_inline void host_count_completion(__u32 dev, struct request *rq,
 	}
 }
 
-/* block_rq_complete: count the completion of a watched device; if the request is a sampled one,
- * stamp H5 and return its entry (the caller emits it and forgets the command). */
-static __always_inline struct ntprof_record *host_block_complete(struct request *rq, __u32 nr_bytes)
+/* block_rq_complete: if the request is a sampled one, stamp H5 and return its entry (the caller
+ * emits it and forgets the command). */
+static __always_inline struct ntprof_record *host_block_done(struct request *rq)
 {
-	__u32 dev = ntprof_rq_dev(rq);
-	struct ntprof_record *rec;
+	struct ntprof_record *rec = host_lookup_request(rq);
 
-	if (!ntprof_dev_watched(dev))
-		return NULL;
-	host_count_completion(dev, rq, nr_bytes);
-	rec = host_lookup_request(rq);
-	if (!rec)
-		return NULL;
-	rec->stamps[NTPROF_H5_BLOCK_DONE] = bpf_ktime_get_ns();
+	if (rec)
+		rec->stamps[NTPROF_H5_BLOCK_DONE] = bpf_ktime_get_ns();
 	return rec;
 }
 

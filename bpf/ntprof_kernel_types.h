@@ -27,6 +27,17 @@ struct nvme_request___ntprof {
 	struct nvme_ctrl___ntprof *ctrl;
 } NTPROF_CORE;
 
+/* The multipath head of a namespace (CONFIG_NVME_MULTIPATH): its disk is nvmeXnY. */
+struct nvme_ns_head___ntprof {
+	struct gendisk *disk;
+} NTPROF_CORE;
+
+/* request->q->queuedata of an I/O request. */
+struct nvme_ns___ntprof {
+	struct gendisk *disk; /* the namespace's own disk: nvmeXnY, or the hidden path nvmeXcZnY */
+	struct nvme_ns_head___ntprof *head;
+} NTPROF_CORE;
+
 /* ---- nvme_tcp host (drivers/nvme/host/tcp.c) ---- */
 struct nvme_tcp_ctrl___ntprof;
 struct nvme_tcp_queue___ntprof {

@@ -139,7 +139,7 @@ static __always_inline struct target_sock *target_sock_get(struct sock *sk)
 }
 
 /* ---- T0: capsule header received, the sampling decision ---- */
-static __always_inline void target_capsule_received(struct target_sock *s)
+static __always_inline void target_capsule_received(struct target_sock *s, __u32 plen, __u32 hd)
 {
 	struct nvmet_sq___ntprof *sq = (void *)s->sq;
 	struct ntprof_sqe sqe;
@@ -160,7 +160,9 @@ static __always_inline void target_capsule_received(struct target_sock *s)
 			.nsid = sqe.nsid,
 			.nlb = sqe.nlb,
 			.bytes = sqe.data_len,
-			.flags = ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0,
+			.flags = (ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0) |
+				 (plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ?
+					  NTPROF_F_INCAPSULE : 0),
 			.qid = qid,
 			.cid = sqe.cid,
 			.opcode = sqe.opcode,
@@ -196,12 +198,13 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 	end = base - s->pdu + ret;
 	if (end <= NTPROF_PDU_HDR_LEN || bpf_probe_read_kernel(h, sizeof(h), (void *)s->pdu))
 		return;
-	hd = BPF_CORE_READ((struct nvmet_tcp_queue___ntprof *)s->queue, hdr_digest) ?
-		     NTPROF_PDU_DIGEST_LEN : 0;
+	struct nvmet_tcp_queue___ntprof *q = (void *)s->queue; /* a plain variable: CO-RE relocates q's
+								  * fields only, not s's */
+	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
 	if (end != h[2] + hd)
 		return;
 	if (h[0] == NTPROF_PDU_CMD) {
-		target_capsule_received(s);
+		target_capsule_received(s, *(__u32 *)&h[4], hd);
 	} else if (h[0] == NTPROF_PDU_H2C_DATA) {
 		__u16 cid;
 		struct ntprof_target_inflight *v;
@@ -237,7 +240,9 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 
 	if (!a)
 		return 0;
-	target_on_recv(BPF_CORE_READ((struct socket *)a->arg[0], sk), (void *)a->arg[1], ret);
+	struct socket *sock = (void *)a->arg[0];
+
+	target_on_recv(BPF_CORE_READ(sock, sk), (void *)a->arg[1], ret);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }
@@ -538,7 +543,8 @@ int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int 
 	     int flags, int ret)
 {
 	if (ret > 0)
-		target_on_send(BPF_CORE_READ(sock, sk), ntprof_page_address(page) + offset, ret);
+		target_on_send(BPF_CORE_READ(sock, sk), ntprof_page_address(ntprof_arg_u64(ctx, 1)) + offset,
+			       ret);
 	return 0;
 }
 
@@ -557,9 +563,11 @@ int BPF_KRETPROBE(kernel_sendpage_kretprobe, int ret)
 
 	if (!a)
 		return 0;
+	struct socket *sock = (void *)a->arg[0];
+
 	if (ret > 0)
-		target_on_send(BPF_CORE_READ((struct socket *)a->arg[0], sk),
-			       ntprof_page_address((void *)a->arg[1]) + (int)a->arg[2], ret);
+		target_on_send(BPF_CORE_READ(sock, sk),
+			       ntprof_page_address(a->arg[1]) + (int)a->arg[2], ret);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }
@@ -588,9 +596,11 @@ int BPF_KRETPROBE(kernel_sendmsg_kretprobe, int ret)
 
 	if (!a)
 		return 0;
+	struct socket *sock = (void *)a->arg[0];
+	struct kvec *vec = (void *)a->arg[1];
+
 	if (ret > 0)
-		target_on_send(BPF_CORE_READ((struct socket *)a->arg[0], sk),
-			       BPF_CORE_READ((struct kvec *)a->arg[1], iov_base), ret);
+		target_on_send(BPF_CORE_READ(sock, sk), BPF_CORE_READ(vec, iov_base), ret);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }

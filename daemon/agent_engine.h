@@ -24,6 +24,7 @@
 
 struct ring_buffer;
 struct bpf_link;
+struct bpf_map;
 
 namespace ntprof::agent {
 

@@ -59,9 +59,9 @@ std::vector<HookSpec> HostTcpHooks() {
                false, kNvmeTcpHint),
       Function("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED", true, true,
                kNvmeTcpHint),
-      Tracepoint("nvme", "nvme_complete_rq", "nvme_core", "nvme_core", "H4", true, kNvmeTcpHint),
-      Tracepoint("block", "block_rq_complete", "", "", "H5, device counters; emits the record",
-                 true),
+      Tracepoint("nvme", "nvme_complete_rq", "nvme_core", "nvme_core", "H4, device counters", true,
+                 kNvmeTcpHint),
+      Tracepoint("block", "block_rq_complete", "", "", "H5; emits the record", true),
   };
 }
 

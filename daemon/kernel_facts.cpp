@@ -124,10 +124,13 @@ bool LiveKernelFacts::FunctionInBtf(const std::string& module, const std::string
 
 bool LiveKernelFacts::TracepointExists(const std::string& category, const std::string& name) const {
   if (!tracefs_.empty()) return Exists(tracefs_ + "/events/" + category + "/" + name);
-  // No tracefs: the kernel still has the tracepoint if its BTF type does.
-  for (const auto& [module, b] : btf_) {
-    if (b && btf__find_by_name_kind(b, ("btf_trace_" + name).c_str(), BTF_KIND_TYPEDEF) > 0)
-      return true;
+  // No tracefs mounted: the kernel still has the tracepoint if the kernel's or a module's BTF has
+  // its btf_trace_<name> type.
+  if (TracepointInBtf("", name)) return true;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/sys/kernel/btf", ec)) {
+    std::string module = entry.path().filename();
+    if (module != "vmlinux" && TracepointInBtf(module, name)) return true;
   }
   return false;
 }

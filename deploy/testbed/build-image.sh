@@ -13,7 +13,8 @@
 #   EXTRA_PKGS          extra guest packages, comma or space separated
 #   KVER                guest kernel version (default: what linux-image-amd64 depends on)
 #   MIRROR              Debian mirror (default: the bookworm/main source of this machine's apt)
-#   FORCE_DEBOOTSTRAP=1 redo the debootstrap tree even if the package list did not change
+#   FORCE_DEBOOTSTRAP=1 redo the debootstrap tree (it is otherwise redone only when the mirror changes
+#                       or a wanted package is not in it; packages dropped from the list stay until then)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -48,14 +49,14 @@ fi
 case "$(apt-cache policy linux-image-amd64 2>/dev/null)" in *"Candidate: "[0-9]*) ;; *) apt_update ;; esac
 
 if [ -z "${MIRROR:-}" ]; then
-  MIRROR=$(apt-cache policy 2>/dev/null | awk -v s="$SUITE/main" '$3==s && $2 ~ /^https?:/ {print $2; exit}')
+  MIRROR=$(apt-cache policy 2>/dev/null | awk -v s="$SUITE/main" '$3==s && $2 ~ /^https?:/ && !m {print $2; m=1}')
 fi
 [ -n "$MIRROR" ] || die "no $SUITE/main source in this machine's apt configuration; set MIRROR="
 log "mirror $MIRROR"
 
 # ---- 2. kernel ----------------------------------------------------------------------
-KVER=${KVER:-$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n1)}
-[ -n "$KVER" ] || KVER=$(ls "$CACHE/kernel/lib/modules" 2>/dev/null | head -n1)
+KVER=${KVER:-$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | sed -n 1p)}
+[ -n "$KVER" ] || KVER=$(ls "$CACHE/kernel/lib/modules" 2>/dev/null | sed -n 1p)
 [ -n "$KVER" ] || die "cannot tell the kernel version (apt-cache depends linux-image-amd64); set KVER="
 KSRC=$CACHE/kernel
 if [ ! -f "$KSRC/boot/vmlinuz-$KVER" ]; then
@@ -98,10 +99,18 @@ for p in $(printf '%s\n' "${asked[@]}" "${want[@]}" | sort | uniq -u); do
 done
 PKGLIST=$(IFS=,; echo "${want[*]}")
 
-# ---- 4. debootstrap (cached by suite + mirror + package list) ----------------------------
+# ---- 4. debootstrap (cached: redone when the mirror changes or a wanted package is missing) -------
 ROOT=$CACHE/rootfs
-STAMP="$SUITE $MIRROR $PKGLIST"
-if [ "${FORCE_DEBOOTSTRAP:-0}" = 1 ] || [ "$(cat "$CACHE/rootfs.stamp" 2>/dev/null)" != "$STAMP" ]; then
+STAMP="$SUITE $MIRROR"
+redo=${FORCE_DEBOOTSTRAP:-0}
+[ "$(cat "$CACHE/rootfs.stamp" 2>/dev/null)" = "$STAMP" ] || redo=1
+if [ $redo = 0 ]; then
+  installed=$(dpkg-query --admindir="$ROOT/var/lib/dpkg" -W -f '${Package} ${db:Status-Status}\n' 2>/dev/null \
+              | awk '$2=="installed" {print $1}' | sort -u)
+  absent=$(comm -23 <(printf '%s\n' "${want[@]}") <(echo "$installed") | tr '\n' ' ')
+  [ -z "$absent" ] || { log "not in the cached tree: $absent"; redo=1; }
+fi
+if [ $redo = 1 ]; then
   log "debootstrap $SUITE minbase + ${#want[@]} packages (log: $CACHE/debootstrap.log)"
   rm -rf "$ROOT" "$CACHE/rootfs.stamp"
   mkdir -p "$ROOT" "$CACHE/debs"
@@ -112,7 +121,7 @@ if [ "${FORCE_DEBOOTSTRAP:-0}" = 1 ] || [ "$(cat "$CACHE/rootfs.stamp" 2>/dev/nu
   echo "$STAMP" > "$CACHE/rootfs.stamp"
   log "debootstrap done"
 else
-  log "debootstrap tree cached ($CACHE/rootfs)"
+  log "debootstrap tree cached ($ROOT)"
 fi
 
 # ---- 5. kernel modules, guest scripts, configuration -------------------------------------

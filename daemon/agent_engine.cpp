@@ -1,0 +1,366 @@
+#include "agent_engine.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdarg>
+#include <cstring>
+#include <mutex>
+#include <regex>
+
+namespace ntprof::agent {
+namespace {
+
+// libbpf reports through one process-wide print callback; while the engine loads, its messages are
+// collected here so a refused program can be named with libbpf's own words.
+std::mutex g_libbpf_log_mu;
+std::vector<std::string>* g_libbpf_log = nullptr;
+
+int CaptureLibbpfPrint(enum libbpf_print_level level, const char* fmt, va_list args) {
+  if (level == LIBBPF_DEBUG) return 0;
+  va_list copy;
+  va_copy(copy, args);
+  int n = vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  if (n <= 0) return 0;
+  std::string text(n + 1, '\0');
+  vsnprintf(text.data(), text.size(), fmt, args);
+  text.resize(n);
+  // One message may hold a whole verifier log: keep it line by line, prefixed like libbpf does.
+  std::lock_guard<std::mutex> lock(g_libbpf_log_mu);
+  if (!g_libbpf_log) return 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) g_libbpf_log->push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return 0;
+}
+
+class LibbpfLogCapture {
+ public:
+  LibbpfLogCapture() {
+    std::lock_guard<std::mutex> lock(g_libbpf_log_mu);
+    g_libbpf_log = &lines_;
+    previous_ = libbpf_set_print(CaptureLibbpfPrint);
+  }
+  ~LibbpfLogCapture() {
+    std::lock_guard<std::mutex> lock(g_libbpf_log_mu);
+    libbpf_set_print(previous_);
+    g_libbpf_log = nullptr;
+  }
+  std::vector<std::string> lines() {
+    std::lock_guard<std::mutex> lock(g_libbpf_log_mu);
+    return lines_;
+  }
+
+ private:
+  std::vector<std::string> lines_;
+  libbpf_print_fn_t previous_ = nullptr;
+};
+
+// From libbpf's messages of a failed load: the program that failed and why, in one line.
+bool FindRefusedProgram(const std::vector<std::string>& lines, std::string* program,
+                        std::string* reason) {
+  static const std::regex kProg(R"(prog '([A-Za-z0-9_]+)': (.*))");
+  std::smatch m;
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (!std::regex_search(*it, m, kProg)) continue;
+    *program = m[1];
+    break;
+  }
+  if (program->empty()) return false;
+  // The verifier's last word before the end of the log says what it rejected.
+  bool in_log = false;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].find("'" + *program + "': -- BEGIN PROG LOAD LOG --") != std::string::npos)
+      in_log = true;
+    if (!in_log || lines[i].find("-- END PROG LOAD LOG --") == std::string::npos) continue;
+    size_t j = i - 1;
+    while (j > 0 && lines[j].rfind("processed ", 0) == 0) --j;  // skip the statistics line
+    *reason = "rejected by the verifier: " + lines[j];
+    return true;
+  }
+  // Else the first message about that program that says what went wrong.
+  for (const std::string& line : lines) {
+    if (!std::regex_search(line, m, kProg) || m[1] != *program) continue;
+    std::string what = m[2];
+    if (what.find("failed") != std::string::npos || what.find("error") != std::string::npos ||
+        what.find("invalid") != std::string::npos) {
+      *reason = "refused at load: " + what;
+      return true;
+    }
+  }
+  *reason = "refused at load (see libbpf log)";
+  return true;
+}
+
+uint64_t OldestStamp(const ntprof_record& r) {
+  uint64_t oldest = 0;
+  for (uint64_t s : r.stamps) {
+    if (s && (!oldest || s < oldest)) oldest = s;
+  }
+  return oldest;
+}
+
+template <class Key, class Value>
+std::vector<std::pair<Key, Value>> DumpMap(struct bpf_map* map) {
+  std::vector<std::pair<Key, Value>> out;
+  if (!map) return out;
+  Key key{}, next{};
+  Key* cur = nullptr;
+  while (bpf_map__get_next_key(map, cur, &next, sizeof(Key)) == 0) {
+    Value v{};
+    if (bpf_map__lookup_elem(map, &next, sizeof(Key), &v, sizeof(Value), 0) == 0)
+      out.emplace_back(next, v);
+    key = next;
+    cur = &key;
+  }
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AgentEngine>> AgentEngine::Start(const SessionOptions& options,
+                                                                const KernelFacts& facts,
+                                                                LogCallback log) {
+  PlanInputs inputs{.external_btf = !options.btf_path.empty(),
+                    .prefer_attach = options.prefer_attach};
+  HookPlan plan = PlanHooks(options.role, options.transport, facts, inputs);
+  std::unique_ptr<AgentEngine> engine(new AgentEngine(options, std::move(plan)));
+  // Every refused program removes one variant, so this ends.
+  for (int attempt = 0; attempt < 32; ++attempt) {
+    if (absl::Status ok = engine->plan_.CheckRequired(); !ok.ok()) return ok;
+    bool retry = false;
+    absl::Status s = engine->TryLoadAndAttach(log, &retry);
+    if (s.ok()) return engine;
+    if (!retry) return s;
+    if (log) log(std::string(s.message()) + "; trying the next variant");
+  }
+  return absl::InternalError("BPF load kept failing; giving up after 32 attempts");
+}
+
+absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
+  *retry = false;
+  Detach();
+  object_.reset();
+  auto opened = OpenBpfObject(options_.role, options_.transport, options_.btf_path);
+  if (!opened.ok()) return opened.status();
+  object_ = std::move(*opened);
+
+  // Disable the losers: only the chosen variant of each hook is loaded.
+  std::vector<std::string> chosen = plan_.ChosenPrograms();
+  struct bpf_program* prog;
+  bpf_object__for_each_program(prog, object_->object()) {
+    bool use = std::find(chosen.begin(), chosen.end(), bpf_program__name(prog)) != chosen.end();
+    bpf_program__set_autoload(prog, use);
+  }
+  object_->SetConfig(options_.sample_rate, options_.salt);
+
+  {
+    LibbpfLogCapture capture;
+    int err = bpf_object__load(object_->object());
+    std::vector<std::string> lines = capture.lines();
+    if (log) {
+      for (const std::string& l : lines) log("libbpf: " + l);
+    }
+    if (err) {
+      std::string program, reason;
+      if (FindRefusedProgram(lines, &program, &reason) && plan_.MarkFailed(program, reason)) {
+        *retry = true;
+        return absl::UnavailableError("program " + program + " " + reason);
+      }
+      return absl::InternalError(std::string("cannot load BPF object ") + object_->name() + ": " +
+                                 std::strerror(-err) + (lines.empty() ? "" : " (" + lines.back() + ")"));
+    }
+  }
+
+  for (const std::string& name : chosen) {
+    struct bpf_program* p = bpf_object__find_program_by_name(object_->object(), name.c_str());
+    if (!p) return absl::InternalError("BPF program " + name + " missing from " + object_->name());
+    struct bpf_link* link = bpf_program__attach(p);
+    if (!link) {
+      int err = errno;
+      std::string reason = std::string("refused at attach: ") + std::strerror(err);
+      plan_.MarkFailed(name, reason);
+      *retry = true;
+      return absl::UnavailableError("program " + name + " " + reason);
+    }
+    links_.push_back(link);
+  }
+
+  ring_ = ring_buffer__new(bpf_map__fd(Map("events")), &AgentEngine::OnRingRecord, this, nullptr);
+  if (!ring_) return absl::InternalError(std::string("cannot open the ring buffer: ") + std::strerror(errno));
+  return absl::OkStatus();
+}
+
+AgentEngine::~AgentEngine() { Detach(); }
+
+void AgentEngine::Detach() {
+  if (ring_) ring_buffer__free(ring_);
+  ring_ = nullptr;
+  for (struct bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();
+}
+
+struct bpf_map* AgentEngine::Map(const char* name) const {
+  return object_ ? bpf_object__find_map_by_name(object_->object(), name) : nullptr;
+}
+
+namespace {
+template <class Key>
+absl::Status ReplaceSet(struct bpf_map* map, const std::vector<Key>& keys, const char* what) {
+  if (!map) return absl::InternalError(std::string("no map for ") + what);
+  for (const auto& [k, v] : DumpMap<Key, uint8_t>(map)) {
+    if (std::find(keys.begin(), keys.end(), k) == keys.end())
+      bpf_map__delete_elem(map, &k, sizeof(k), 0);
+  }
+  uint8_t one = 1;
+  for (const Key& k : keys) {
+    if (bpf_map__update_elem(map, &k, sizeof(k), &one, sizeof(one), BPF_ANY))
+      return absl::InternalError(std::string("cannot update ") + what + ": " + std::strerror(errno));
+  }
+  return absl::OkStatus();
+}
+}  // namespace
+
+absl::Status AgentEngine::SetWatchedDevices(const std::vector<uint32_t>& kernel_devs) {
+  return ReplaceSet<uint32_t>(Map("watched_devs"), kernel_devs, "watched devices");
+}
+
+absl::Status AgentEngine::SetTcpPorts(const std::vector<uint16_t>& ports) {
+  return ReplaceSet<uint16_t>(Map("tcp_ports"), ports, "NVMe/TCP ports");
+}
+
+int AgentEngine::OnRingRecord(void* ctx, void* data, size_t size) {
+  auto* self = static_cast<AgentEngine*>(ctx);
+  if (size < sizeof(ntprof_record) || !self->on_record_) return 0;
+  ntprof_record rec;
+  std::memcpy(&rec, data, sizeof(rec));
+  (*self->on_record_)(rec);
+  return 0;
+}
+
+absl::StatusOr<int> AgentEngine::Poll(int timeout_ms, const RecordCallback& on_record) {
+  on_record_ = &on_record;
+  int n = ring_buffer__poll(ring_, timeout_ms);
+  on_record_ = nullptr;
+  if (n == -EINTR) return 0;
+  if (n < 0) return absl::InternalError(std::string("ring buffer poll: ") + std::strerror(-n));
+  return n;
+}
+
+std::map<uint32_t, ntprof_dev_counters> AgentEngine::ReadDeviceCounters() const {
+  std::map<uint32_t, ntprof_dev_counters> out;
+  struct bpf_map* map = Map("dev_counters");
+  if (!map) return out;
+  int ncpu = libbpf_num_possible_cpus();
+  std::vector<ntprof_dev_counters> per_cpu(ncpu > 0 ? ncpu : 1);
+  uint32_t key = 0, next = 0;
+  uint32_t* cur = nullptr;
+  while (bpf_map__get_next_key(map, cur, &next, sizeof(next)) == 0) {
+    if (bpf_map__lookup_elem(map, &next, sizeof(next), per_cpu.data(),
+                             per_cpu.size() * sizeof(ntprof_dev_counters), 0) == 0) {
+      ntprof_dev_counters sum{};
+      for (const auto& c : per_cpu) {
+        sum.reads += c.reads;
+        sum.writes += c.writes;
+        sum.read_bytes += c.read_bytes;
+        sum.write_bytes += c.write_bytes;
+      }
+      out[next] = sum;
+    }
+    key = next;
+    cur = &key;
+  }
+  return out;
+}
+
+KernelLosses AgentEngine::ReadLosses() const {
+  KernelLosses out;
+  struct bpf_map* map = Map("losses");
+  int ncpu = libbpf_num_possible_cpus();
+  std::vector<uint64_t> per_cpu(ncpu > 0 ? ncpu : 1);
+  auto sum = [&](uint32_t cause) {
+    uint64_t total = 0;
+    if (map && bpf_map__lookup_elem(map, &cause, sizeof(cause), per_cpu.data(),
+                                    per_cpu.size() * sizeof(uint64_t), 0) == 0) {
+      for (uint64_t v : per_cpu) total += v;
+    }
+    return total;
+  };
+  out.ring_buffer_full = sum(NTPROF_LOSS_RINGBUF_FULL);
+  out.inflight_table_full = sum(NTPROF_LOSS_INFLIGHT_FULL);
+  out.pdu_resync = sum(NTPROF_LOSS_PDU_RESYNC);
+  out.no_queue = sum(NTPROF_LOSS_NO_QUEUE);
+  struct bpf_program* prog;
+  bpf_object__for_each_program(prog, object_->object()) {
+    int fd = bpf_program__fd(prog);
+    if (fd < 0) continue;
+    struct bpf_prog_info info = {};
+    __u32 len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) out.nested_probe_miss += info.recursion_misses;
+  }
+  return out;
+}
+
+std::map<uint32_t, std::string> AgentEngine::ReadSubsystemNames() const {
+  std::map<uint32_t, std::string> out;
+  for (const auto& [id, name] : DumpMap<uint32_t, ntprof_subsys_name>(Map("subsys_names"))) {
+    out[id] = std::string(name.nqn, strnlen(name.nqn, sizeof(name.nqn)));
+  }
+  return out;
+}
+
+size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback& evicted) {
+  size_t n = 0;
+  auto stale = [&](const ntprof_record& r) {
+    uint64_t oldest = OldestStamp(r);
+    return oldest && oldest < before_mono_ns;
+  };
+  auto hand_over = [&](ntprof_record r) {
+    r.flags |= NTPROF_F_EVICTED;
+    evicted(r);
+    ++n;
+  };
+  struct bpf_map* inflight = Map("inflight");
+  if (options_.role == Role::kTarget && options_.transport == Transport::kTcp) {
+    struct bpf_map* req_index = Map("req_index");
+    for (auto& [key, v] : DumpMap<ntprof_target_key, ntprof_target_inflight>(inflight)) {
+      if (!stale(v.rec)) continue;
+      if (bpf_map__delete_elem(inflight, &key, sizeof(key), 0) != 0) continue;  // completed meanwhile
+      if (v.req) bpf_map__delete_elem(req_index, &v.req, sizeof(v.req), 0);
+      hand_over(v.rec);
+    }
+    return n;
+  }
+  struct bpf_map* cid_index = Map("cid_index");
+  for (auto& [rq, rec] : DumpMap<uint64_t, ntprof_record>(inflight)) {
+    if (!stale(rec)) continue;
+    if (bpf_map__delete_elem(inflight, &rq, sizeof(rq), 0) != 0) continue;
+    if (cid_index) {
+      ntprof_host_cid_key k{.ctrl = rec.ctrl, .qid = rec.qid, .cid = rec.cid};
+      uint64_t indexed = 0;
+      if (bpf_map__lookup_elem(cid_index, &k, sizeof(k), &indexed, sizeof(indexed), 0) == 0 &&
+          indexed == rq)
+        bpf_map__delete_elem(cid_index, &k, sizeof(k), 0);
+    }
+    hand_over(rec);
+  }
+  // Index entries whose request is gone (a retried command got a new cid): drop them too.
+  if (cid_index) {
+    for (auto& [k, rq] : DumpMap<ntprof_host_cid_key, uint64_t>(cid_index)) {
+      ntprof_record rec;
+      if (bpf_map__lookup_elem(inflight, &rq, sizeof(rq), &rec, sizeof(rec), 0) != 0 ||
+          rec.cid != k.cid || rec.qid != k.qid || rec.ctrl != k.ctrl)
+        bpf_map__delete_elem(cid_index, &k, sizeof(k), 0);
+    }
+  }
+  return n;
+}
+
+}  // namespace ntprof::agent

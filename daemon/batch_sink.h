@@ -1,0 +1,36 @@
+// Where a recording's batches go: a .ntp file (NtpFileSink) today, the collector stream later.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "ntprof/v1/record.pb.h"
+
+namespace ntprof {
+class NtpWriter;
+}
+
+namespace ntprof::agent {
+
+class BatchSink {
+ public:
+  virtual ~BatchSink() = default;
+  virtual absl::Status WriteBatch(const v1::RecordBatch& batch) = 0;
+  virtual absl::Status Finalize(const v1::FileTrailer& trailer) = 0;
+};
+
+class NtpFileSink : public BatchSink {
+ public:
+  static absl::StatusOr<std::unique_ptr<NtpFileSink>> Create(const std::string& path,
+                                                            const v1::FileHeader& header);
+  ~NtpFileSink() override;
+  absl::Status WriteBatch(const v1::RecordBatch& batch) override;
+  absl::Status Finalize(const v1::FileTrailer& trailer) override;
+
+ private:
+  explicit NtpFileSink(std::unique_ptr<NtpWriter> writer);
+  std::unique_ptr<NtpWriter> writer_;
+};
+
+}  // namespace ntprof::agent

@@ -1,0 +1,188 @@
+#include "record_command.h"
+
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+
+#include "exit_codes.h"
+#include "interval_summary.h"
+#include "kernel_facts.h"
+#include "recorder.h"
+
+namespace ntprof::daemon_cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnStopSignal(int) { g_stop.store(true); }
+
+void InstallStopHandlers() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnStopSignal;  // no SA_RESTART: the ring buffer poll returns EINTR at once
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+struct RecordArgs {
+  std::string role;
+  std::string transport = "tcp";
+  uint32_t sample_rate = 0;
+  uint64_t salt = 0;
+  double duration = 0;
+  double interval = 1;
+  std::string device;
+  std::string output;
+  std::string btf;
+  std::string prefer;
+  std::string session;
+  bool quiet = false;
+  bool verbose = false;
+};
+
+int RunRecord(const RecordArgs& a) {
+  agent::RecordingOptions o;
+  o.session.role = *agent::ParseRole(a.role);
+  o.session.transport = *agent::ParseTransport(a.transport);
+  o.session.sample_rate = a.sample_rate;
+  o.session.salt = a.salt;
+  o.session.device = a.device;
+  o.session.btf_path = a.btf;
+  o.session.prefer_attach = a.prefer;
+  o.duration_s = a.duration;
+  o.interval_s = a.interval;
+  o.session_name = a.session;
+
+  agent::LiveKernelFacts facts;
+  agent::LogCallback log;
+  if (a.verbose) log = [](const std::string& line) { std::cerr << line << "\n"; };
+  InstallStopHandlers();
+  auto recorder = agent::Recorder::Start(o, facts, log);
+  if (!recorder.ok()) {
+    std::cerr << "ntprofd record: " << recorder.status().message() << "\n";
+    return kFailed;
+  }
+  agent::Recorder& r = **recorder;
+  auto sink = agent::NtpFileSink::Create(a.output, r.header());
+  if (!sink.ok()) {
+    std::cerr << "ntprofd record: cannot write " << a.output << ": " << sink.status().message()
+              << "\n";
+    return kFailed;
+  }
+  if (!a.quiet) {
+    std::cerr << "ntprofd: recording " << a.role << "/" << a.transport << ", 1 command in "
+              << a.sample_rate << ", salt " << a.salt << " -> " << a.output << "\n";
+    for (const auto& h : r.plan().hooks()) {
+      if (const auto* v = h.chosen_variant())
+        std::cerr << "  " << h.hook.name << ": " << agent::AttachTypeName(v->type, h.hook.on_return)
+                  << "\n";
+    }
+    for (const std::string& m : r.plan().MissingOptional())
+      std::cerr << "  missing optional hook " << m << ": its component is absent\n";
+  }
+
+  IntervalSummary summary(a.sample_rate);
+  uint64_t total = 0;
+  auto on_interval = [&](const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end) {
+    total += batch.records_size();
+    if (a.quiet) return;
+    for (const v1::Record& rec : batch.records()) {
+      if (rec.role() == v1::ROLE_TARGET) {
+        summary.Add(nullptr, &rec);
+      } else {
+        summary.Add(&rec, nullptr);
+      }
+    }
+    if (!interval_end) return;
+    for (const v1::DeviceCounters& c : batch.counters()) summary.AddCounters(c);
+    for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
+      std::cerr << line << "\n";
+  };
+  absl::Status st = r.Run(**sink, g_stop, on_interval);
+  if (!st.ok()) {
+    std::cerr << "ntprofd record: " << st.message() << "\n";
+    return kFailed;
+  }
+  if (!a.quiet)
+    std::cerr << "ntprofd: " << r.stop_reason() << "; " << total << " records in " << a.output
+              << "\n";
+  return kOk;
+}
+
+}  // namespace
+
+void AddRecordCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<RecordArgs>();
+  CLI::App* cmd = app.add_subcommand("record", "Record sampled NVMe-oF commands into a .ntp file");
+  cmd->description(R"(NAME
+    ntprofd record - record where the time of sampled NVMe-oF commands went, on one machine
+
+SYNOPSIS
+    ntprofd record --role host|target [--transport tcp|local] -s N [--salt S]
+                   [-d SECONDS] [-i SECONDS] [--device DEV] -o FILE.ntp
+
+DESCRIPTION
+    Attaches the role's BPF programs (see `ntprofd probe`), keeps one command in N - chosen from
+    fields of the command both host and target see, so with the same N and salt both sides keep
+    the same commands - and writes, for each, the stamps of its stages on this machine's clock.
+    Every interval it appends a batch with the records, the completion counters of every
+    command of the recorded devices (sampled or not) and the losses so far, and prints one line
+    per group (operation, size, device). It stops on SIGINT/SIGTERM, after -d seconds, or when
+    the recorded device disappears, and always finalizes the file.
+
+    host   NVMe/TCP initiator: every NVMe/TCP namespace, or only --device nvmeXnY.
+           Identity comes from /sys/class/nvme/nvmeN (subsystem NQN, cntlid), re-read on reconnect.
+    target nvmet with TCP ports: every subsystem; the backing device is recorded per command.
+    local  (--transport local, host role) a local block device: block layer and drive only.
+
+    Join host and target files with `ntprofctl report HOST.ntp TARGET.ntp`.)");
+  cmd->add_option("--role", args->role, "host or target")
+      ->required()
+      ->check(CLI::IsMember({"host", "target"}));
+  cmd->add_option("--transport", args->transport, "tcp, or local (host role only)")
+      ->check(CLI::IsMember({"tcp", "local"}))
+      ->capture_default_str();
+  cmd->add_option("-s,--sample-rate", args->sample_rate, "Keep one command in N (1 = every command)")
+      ->required()
+      ->check(CLI::Range(1u, 1000000000u));
+  cmd->add_option("--salt", args->salt,
+                  "Sampling salt: give host and target the same value (default 0)")
+      ->capture_default_str();
+  cmd->add_option("-d,--duration", args->duration, "Stop after SECONDS (default: until SIGINT)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("-i,--interval", args->interval, "Batch and summary interval in SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--device", args->device,
+                  "Host: only this namespace (nvme0n1); local: the block device (loop0), required");
+  cmd->add_option("-o,--output", args->output, "The .ntp file to write (truncated)")->required();
+  cmd->add_option("--session", args->session, "Session name stored in the file header");
+  cmd->add_option("--btf", args->btf, "External BTF for modules built without BTF")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--prefer", args->prefer,
+                  "Testing aid: try this attach type first where a hook offers it")
+      ->check(CLI::IsMember({"tp_btf", "raw_tp", "fentry", "fexit", "kprobe", "kretprobe"}));
+  cmd->add_flag("-q,--quiet", args->quiet, "No interval lines");
+  cmd->add_flag("-v,--verbose", args->verbose, "Print libbpf's messages while loading");
+  cmd->footer(R"(
+EXIT STATUS
+    0  recorded and finalized the file
+    1  could not start (a required hook, a missing device, the output file) or failed while
+       recording; the message names what and what to do
+    2  bad flags
+
+EXAMPLES
+    target# ntprofd record --role target -s 100 --salt 7 -d 60 -o target.ntp
+    host#   ntprofd record --role host   -s 100 --salt 7 -d 60 -o host.ntp
+    host#   ntprofd record --role host --transport local --device nvme0n1 -s 10 -o local.ntp)");
+  cmd->callback([args, exit_code]() {
+    if (args->transport == "local" && args->role != "host")
+      throw CLI::ValidationError("--transport local", "is only for --role host");
+    if (args->transport == "local" && args->device.empty())
+      throw CLI::RequiredError("--device (needed with --transport local)");
+    *exit_code = RunRecord(*args);
+  });
+}
+
+}  // namespace ntprof::daemon_cli

@@ -1,0 +1,55 @@
+// ntprofd: the per-machine agent. The work is in the ntprof_agent library (engine, hook plan,
+// recorder); this file only parses the command line.
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "cli/exit_codes.h"
+#include "cli/probe_command.h"
+#include "cli/record_command.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{R"(NAME
+    ntprofd - NVMe-oF profiling agent: per sampled command, where the time went on this machine
+
+SYNOPSIS
+    ntprofd probe  --role host|target [--transport tcp|local] [--json]
+    ntprofd record --role host|target [--transport tcp|local] -s N -o FILE.ntp [options]
+
+DESCRIPTION
+    ntprofd runs on each NVMe-oF host and target. With eBPF on an unmodified kernel it stamps
+    each sampled command at the boundaries of its stages - host block layer, host driver,
+    network, target driver, storage - on this machine's monotonic clock. Host and target keep the
+    same commands (the same N and salt) without talking, and ntprofctl joins their recordings.
+
+    Needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_ADMIN) and a kernel with BTF. Which kernel
+    events are used, and how each attaches here, is what `ntprofd probe` prints.)"};
+  app.footer(R"(
+COMMANDS
+    probe    which hooks this kernel offers and how each would attach
+    record   record one role into a .ntp file
+
+    Run `ntprofd COMMAND --help` for its options, exit status and examples.
+
+EXIT STATUS
+    0 success, 1 the work failed (the message says what and what to do), 2 bad flags.)");
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("ntprofd ") + NTPROF_VERSION);
+  int exit_code = ntprof::daemon_cli::kOk;
+  ntprof::daemon_cli::AddProbeCommand(app, &exit_code);
+  ntprof::daemon_cli::AddRecordCommand(app, &exit_code);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    const auto parsed = app.get_subcommands();
+    std::cerr << (parsed.empty() ? app.help() : parsed.back()->help());
+    std::cerr << "ntprofd: " << e.what() << "\n";
+    return ntprof::daemon_cli::kBadInput;
+  }
+  return exit_code;
+}

@@ -1,0 +1,119 @@
+#include "nvme_sysfs.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "block_devices.h"
+
+namespace ntprof::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadLine(const fs::path& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return std::string(absl::StripAsciiWhitespace(line));
+}
+
+}  // namespace
+
+uint16_t NvmeController::trsvcid() const {
+  for (absl::string_view field : absl::StrSplit(address, ',')) {
+    field = absl::StripAsciiWhitespace(field);
+    uint32_t port = 0;
+    if (absl::ConsumePrefix(&field, "trsvcid=") && absl::SimpleAtoi(field, &port) && port < 65536)
+      return static_cast<uint16_t>(port);
+  }
+  return 0;
+}
+
+std::string NamespaceHeadName(const std::string& sysfs_name) {
+  static const std::regex kPath(R"(nvme(\d+)c\d+n(\d+))");
+  std::smatch m;
+  if (std::regex_match(sysfs_name, m, kPath)) return "nvme" + m[1].str() + "n" + m[2].str();
+  return sysfs_name;
+}
+
+NvmeHostView ReadNvmeHostView(const std::string& sysfs_root) {
+  static const std::regex kCtrl(R"(nvme(\d+))");
+  static const std::regex kNs(R"(nvme\d+(c\d+)?n\d+)");
+  NvmeHostView view;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(sysfs_root + "/class/nvme", ec)) {
+    std::string name = entry.path().filename();
+    std::smatch m;
+    if (!std::regex_match(name, m, kCtrl)) continue;
+    NvmeController c;
+    c.instance = std::stoi(m[1]);
+    c.transport = ReadLine(entry.path() / "transport");
+    c.subsysnqn = ReadLine(entry.path() / "subsysnqn");
+    c.address = ReadLine(entry.path() / "address");
+    c.state = ReadLine(entry.path() / "state");
+    absl::SimpleAtoi(ReadLine(entry.path() / "cntlid"), &c.cntlid);
+    for (const auto& sub : fs::directory_iterator(entry.path(), ec)) {
+      std::string ns = sub.path().filename();
+      if (!std::regex_match(ns, kNs)) continue;
+      // A multipath path (nvme0c0n1) is hidden and has no dev_t: I/O is recorded against its
+      // namespace head (nvme0n1), which has one.
+      std::string head = NamespaceHeadName(ns);
+      auto dev = ParseMajorMinor(ReadLine(sub.path() / "dev"));
+      if (!dev) dev = ParseMajorMinor(ReadLine(fs::path(sysfs_root) / "class/block" / head / "dev"));
+      if (!dev) continue;
+      view.namespaces.push_back({*dev, ns, head, c.instance});
+    }
+    view.controllers[c.instance] = c;
+  }
+  return view;
+}
+
+std::vector<uint32_t> NvmeHostView::DevicesOn(const std::string& transport,
+                                              const std::string& device) const {
+  std::vector<uint32_t> out;
+  for (const NvmeNamespaceDevice& ns : namespaces) {
+    auto c = controllers.find(ns.controller);
+    if (c == controllers.end() || c->second.transport != transport) continue;
+    if (!device.empty() && device != ns.name && device != ns.sysfs_name) continue;
+    out.push_back(ns.kernel_dev);
+  }
+  return out;
+}
+
+std::vector<uint16_t> NvmeHostView::PortsOn(const std::string& transport) const {
+  std::vector<uint16_t> out;
+  for (const auto& [instance, c] : controllers) {
+    uint16_t port = c.trsvcid();
+    if (c.transport == transport && port && std::find(out.begin(), out.end(), port) == out.end())
+      out.push_back(port);
+  }
+  return out;
+}
+
+const NvmeNamespaceDevice* NvmeHostView::FindDevice(uint32_t kernel_dev) const {
+  for (const NvmeNamespaceDevice& ns : namespaces) {
+    if (ns.kernel_dev == kernel_dev) return &ns;
+  }
+  return nullptr;
+}
+
+std::vector<uint16_t> ReadNvmetTcpPorts(const std::string& configfs_root) {
+  std::vector<uint16_t> out;
+  std::error_code ec;
+  for (const auto& port : fs::directory_iterator(configfs_root + "/nvmet/ports", ec)) {
+    if (ReadLine(port.path() / "addr_trtype") != "tcp") continue;
+    uint32_t p = 0;
+    if (absl::SimpleAtoi(ReadLine(port.path() / "addr_trsvcid"), &p) && p && p < 65536 &&
+        std::find(out.begin(), out.end(), p) == out.end())
+      out.push_back(static_cast<uint16_t>(p));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace ntprof::agent

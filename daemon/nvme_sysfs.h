@@ -1,0 +1,50 @@
+// What sysfs and configfs say about NVMe-oF on this machine: on a host, the controllers
+// (/sys/class/nvme/nvmeN: subsysnqn, cntlid, transport, address) and their namespace block devices;
+// on a target, the nvmet ports. Re-read every interval, so a reconnect (new cntlid) is seen.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ntprof::agent {
+
+struct NvmeController {
+  int instance = -1;       // N of nvmeN
+  std::string transport;   // "tcp", "rdma", "pcie", "loop", ...
+  std::string subsysnqn;
+  uint32_t cntlid = 0;
+  std::string address;     // "traddr=192.168.100.1,trsvcid=4420,..."
+  std::string state;       // "live", "connecting", ...
+  uint16_t trsvcid() const;  // port from address, 0 if none
+};
+
+// A namespace of a controller: nvmeXnY (no multipath) or the hidden path device nvmeXcYnZ
+// (native multipath), known by its namespace head nvmeXnZ, whose dev_t is the one recorded.
+struct NvmeNamespaceDevice {
+  uint32_t kernel_dev = 0;  // of the head (the path device has none in sysfs)
+  std::string sysfs_name;  // nvme0c0n1
+  std::string name;        // nvme0n1
+  int controller = -1;
+};
+
+struct NvmeHostView {
+  std::map<int, NvmeController> controllers;  // by instance
+  std::vector<NvmeNamespaceDevice> namespaces;
+
+  // Devices of controllers on `transport`, optionally only those named `device` (nvme0n1).
+  std::vector<uint32_t> DevicesOn(const std::string& transport, const std::string& device) const;
+  std::vector<uint16_t> PortsOn(const std::string& transport) const;
+  const NvmeNamespaceDevice* FindDevice(uint32_t kernel_dev) const;
+};
+
+NvmeHostView ReadNvmeHostView(const std::string& sysfs_root = "/sys");
+
+// nvmeXcYnZ -> nvmeXnZ; other names unchanged.
+std::string NamespaceHeadName(const std::string& sysfs_name);
+
+// TCP ports nvmet listens on (configfs ports/*/addr_trtype == tcp).
+std::vector<uint16_t> ReadNvmetTcpPorts(const std::string& configfs_root = "/sys/kernel/config");
+
+}  // namespace ntprof::agent

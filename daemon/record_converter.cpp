@@ -1,0 +1,96 @@
+#include "record_converter.h"
+
+#include "block_devices.h"
+
+namespace ntprof::agent {
+
+int StampCount(uint8_t role) {
+  return role == NTPROF_ROLE_TARGET ? NTPROF_TARGET_STAMPS : NTPROF_HOST_STAMPS;
+}
+
+v1::Record ConvertRecord(const ntprof_record& rec, const RecordIdentity& id,
+                         const std::string& agent) {
+  v1::Record out;
+  out.set_role(static_cast<v1::Role>(rec.role));
+  out.set_transport(static_cast<v1::Transport>(rec.transport));
+  out.set_stack(static_cast<v1::Stack>(rec.stack));
+  out.set_opcode(rec.opcode);
+  out.set_nsid(rec.nsid);
+  out.set_slba(rec.slba);
+  out.set_nlb(rec.nlb);
+  out.set_bytes(rec.bytes);
+  out.set_subsys_nqn(id.subsys_nqn);
+  out.set_cntlid(id.cntlid);
+  out.set_qid(rec.qid);
+  out.set_cid(rec.cid);
+  out.set_flags(rec.flags);
+  out.set_status(rec.status);
+  out.set_device(id.device);
+  for (int i = 0; i < StampCount(rec.role); ++i) out.add_stamps(rec.stamps[i]);
+  out.set_agent(agent);
+  return out;
+}
+
+bool MissesCoreStamp(const ntprof_record& rec) {
+  if (rec.opcode != 0x01 && rec.opcode != 0x02) return false;  // flush etc.: no data path
+  auto missing = [&](std::initializer_list<int> idx) {
+    for (int i : idx) {
+      if (!rec.stamps[i]) return true;
+    }
+    return false;
+  };
+  if (rec.transport == NTPROF_TRANSPORT_LOCAL)
+    return missing({NTPROF_H0_BLOCK_START, NTPROF_H1_DRIVER_SUBMIT, NTPROF_H5_BLOCK_DONE});
+  if (rec.role == NTPROF_ROLE_TARGET)
+    return missing({NTPROF_T0_CAPSULE_RECEIVED, NTPROF_T1_REQ_INIT, NTPROF_T2_BACKEND_SUBMIT,
+                    NTPROF_T3_BACKEND_DONE, NTPROF_T4_RESPOND, NTPROF_T5_REPLY_SENT});
+  return missing({NTPROF_H0_BLOCK_START, NTPROF_H1_DRIVER_SUBMIT, NTPROF_H2_CAPSULE_SENT,
+                  NTPROF_H3_REPLY_RECEIVED, NTPROF_H4_DRIVER_DONE, NTPROF_H5_BLOCK_DONE});
+}
+
+void IdentityResolver::Refresh() {
+  if (options_.transport != Transport::kTcp) return;
+  if (options_.role == Role::kHost) {
+    host_view_ = ReadNvmeHostView();
+  } else if (engine_) {
+    subsys_names_ = engine_->ReadSubsystemNames();
+  }
+}
+
+std::string IdentityResolver::DeviceName(uint32_t kernel_dev) {
+  if (!kernel_dev) return "";
+  if (const NvmeNamespaceDevice* ns = host_view_.FindDevice(kernel_dev)) return ns->name;
+  auto it = device_names_.find(kernel_dev);
+  if (it != device_names_.end()) return it->second;
+  std::string name = BlockDeviceName(kernel_dev);
+  device_names_[kernel_dev] = name;
+  return name;
+}
+
+RecordIdentity IdentityResolver::Resolve(const ntprof_record& rec) {
+  RecordIdentity id;
+  id.device = DeviceName(rec.dev);
+  if (options_.transport != Transport::kTcp) return id;
+  if (rec.role == NTPROF_ROLE_HOST) {
+    auto c = host_view_.controllers.find(static_cast<int>(rec.ctrl));
+    if (c == host_view_.controllers.end()) {
+      Refresh();  // a controller we have not seen yet (just connected)
+      c = host_view_.controllers.find(static_cast<int>(rec.ctrl));
+    }
+    if (c != host_view_.controllers.end()) {
+      id.subsys_nqn = c->second.subsysnqn;
+      id.cntlid = c->second.cntlid;
+    }
+    return id;
+  }
+  id.cntlid = rec.ctrl;
+  auto s = subsys_names_.find(rec.subsys);
+  if (s == subsys_names_.end()) {
+    Refresh();
+    s = subsys_names_.find(rec.subsys);
+  }
+  if (s != subsys_names_.end()) id.subsys_nqn = s->second;
+  return id;
+}
+
+}  // namespace ntprof::agent

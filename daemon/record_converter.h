@@ -1,0 +1,51 @@
+// struct ntprof_record (what BPF saw) -> ntprof::v1::Record (what leaves the machine), with the
+// identity the kernel side cannot know: subsystem NQN, cntlid of a host controller, device names.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "agent_engine.h"
+#include "ntprof/v1/record.pb.h"
+#include "ntprof_record.h"
+#include "nvme_sysfs.h"
+
+namespace ntprof::agent {
+
+struct RecordIdentity {
+  std::string subsys_nqn;
+  uint32_t cntlid = 0;
+  std::string device;
+};
+
+v1::Record ConvertRecord(const ntprof_record& rec, const RecordIdentity& id,
+                         const std::string& agent);
+
+// Number of stamps a record of this role carries (the length of Record.stamps).
+int StampCount(uint8_t role);
+
+// True when a read or write record lacks one of the stage boundaries its transport defines
+// (host TCP: H0-H5, target TCP: T0-T5, local: H0, H1, H5). Counted as LossCounters.missing_stamp.
+bool MissesCoreStamp(const ntprof_record& rec);
+
+// Resolves identities for one recording role, from sysfs (host) or the subsystem map (target).
+class IdentityResolver {
+ public:
+  IdentityResolver(const SessionOptions& options, const AgentEngine* engine)
+      : options_(options), engine_(engine) {}
+
+  // Re-reads sysfs / the subsystem map (every interval, and when a record names something new).
+  void Refresh();
+  RecordIdentity Resolve(const ntprof_record& rec);
+  const NvmeHostView& host_view() const { return host_view_; }
+  std::string DeviceName(uint32_t kernel_dev);
+
+ private:
+  SessionOptions options_;
+  const AgentEngine* engine_;
+  NvmeHostView host_view_;
+  std::map<uint32_t, std::string> subsys_names_;
+  std::map<uint32_t, std::string> device_names_;
+};
+
+}  // namespace ntprof::agent

@@ -1,0 +1,32 @@
+// The record and map layouts are shared with the BPF programs through one header each
+// (bpf/ntprof_record.h, bpf/ntprof_maps.h); these asserts catch a change that would make the
+// agent misread what the kernel writes.
+#include <cstddef>
+
+#include "ntprof_maps.h"
+#include "ntprof_record.h"
+
+static_assert(sizeof(ntprof_record) == NTPROF_RECORD_SIZE, "ntprof_record size changed");
+static_assert(offsetof(ntprof_record, stamps) == 0);
+static_assert(offsetof(ntprof_record, slba) == 128);
+static_assert(offsetof(ntprof_record, nsid) == 136);
+static_assert(offsetof(ntprof_record, nlb) == 140);
+static_assert(offsetof(ntprof_record, bytes) == 144);
+static_assert(offsetof(ntprof_record, ctrl) == 148);
+static_assert(offsetof(ntprof_record, dev) == 152);
+static_assert(offsetof(ntprof_record, flags) == 156);
+static_assert(offsetof(ntprof_record, qid) == 160);
+static_assert(offsetof(ntprof_record, cid) == 162);
+static_assert(offsetof(ntprof_record, status) == 164);
+static_assert(offsetof(ntprof_record, opcode) == 166);
+static_assert(offsetof(ntprof_record, role) == 167);
+static_assert(offsetof(ntprof_record, transport) == 168);
+static_assert(offsetof(ntprof_record, stack) == 169);
+static_assert(offsetof(ntprof_record, subsys) == 172);
+static_assert(NTPROF_HOST_STAMPS <= NTPROF_MAX_STAMPS && NTPROF_TARGET_STAMPS <= NTPROF_MAX_STAMPS);
+
+static_assert(sizeof(ntprof_dev_counters) == 32);
+static_assert(sizeof(ntprof_host_cid_key) == 8);
+static_assert(sizeof(ntprof_target_key) == 16);
+static_assert(sizeof(ntprof_target_inflight) == NTPROF_RECORD_SIZE + 8);
+static_assert(sizeof(ntprof_subsys_name) == NTPROF_NQN_LEN);

@@ -1,0 +1,72 @@
+// Recorder: one recording from start to a finalized sink. It keeps the engine's tables in step with
+// the machine (which devices and ports are NVMe/TCP, refreshed every interval), converts records,
+// and cuts a RecordBatch per interval with the device counters and cumulative losses.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent_engine.h"
+#include "batch_sink.h"
+#include "record_converter.h"
+
+namespace ntprof::agent {
+
+struct RecordingOptions {
+  SessionOptions session;
+  double duration_s = 0;  // 0: until stopped
+  double interval_s = 1;
+  std::string session_name;
+};
+
+// How long a sampled command may stay in flight before it is counted as never completed.
+inline constexpr uint64_t kEvictAfterNs = 30ull * 1000 * 1000 * 1000;
+
+class Recorder {
+ public:
+  // interval_end: the batch closes an interval (it carries the device counters); false for a batch
+  // cut early because the interval had many records.
+  using IntervalCallback =
+      std::function<void(const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end)>;
+
+  static absl::StatusOr<std::unique_ptr<Recorder>> Start(const RecordingOptions& options,
+                                                         const KernelFacts& facts,
+                                                         LogCallback log = nullptr);
+
+  const HookPlan& plan() const { return engine_->plan(); }
+  // The .ntp header of this recording (start time, N, salt, missing optional hooks ...).
+  const v1::FileHeader& header() const { return header_; }
+
+  // Records until stop is set, the duration elapses or the recorded device disappears; then
+  // finalizes the sink. on_interval sees each batch as it is written.
+  absl::Status Run(BatchSink& sink, const std::atomic<bool>& stop,
+                   const IntervalCallback& on_interval = nullptr);
+  const std::string& stop_reason() const { return stop_reason_; }
+
+ private:
+  Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine);
+  // Re-reads which devices/ports to watch. Returns false when the requested device is gone.
+  absl::StatusOr<bool> UpdateWatchedDevices();
+  absl::Status FlushBatch(BatchSink& sink, const IntervalCallback& on_interval, bool interval_end);
+
+  RecordingOptions options_;
+  std::unique_ptr<AgentEngine> engine_;
+  IdentityResolver identity_;
+  v1::FileHeader header_;
+  std::string agent_;
+  std::string stop_reason_;
+
+  v1::RecordBatch batch_;
+  uint64_t seq_ = 0;
+  uint64_t interval_start_ns_ = 0;
+  std::map<uint32_t, ntprof_dev_counters> last_counters_;
+  uint64_t evicted_ = 0;
+  uint64_t missing_stamp_ = 0;
+  uint64_t records_ = 0;
+};
+
+}  // namespace ntprof::agent

@@ -1,0 +1,178 @@
+#include <catch2/catch.hpp>
+
+#include "fake_kernel_facts.h"
+#include "hook_plan.h"
+
+namespace ntprof::agent {
+namespace {
+
+using testing::FakeKernelFacts;
+
+const HookDecision& Hook(const HookPlan& plan, const std::string& name) {
+  for (const HookDecision& d : plan.hooks()) {
+    if (d.hook.name == name) return d;
+  }
+  FAIL("no hook " << name);
+  throw;
+}
+
+std::string Chosen(const HookPlan& plan, const std::string& name) {
+  const HookDecision& d = Hook(plan, name);
+  const VariantVerdict* v = d.chosen_variant();
+  return v ? AttachTypeName(v->type, d.hook.on_return) : "none";
+}
+
+TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  CHECK(host.CheckRequired().ok());
+  CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
+  CHECK(Chosen(host, "nvme_complete_rq") == "tp_btf");
+  CHECK(Chosen(host, "block_rq_complete") == "tp_btf");
+  CHECK(Chosen(host, "kernel_sendpage") == "fexit");
+  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "fentry");
+  CHECK(Chosen(host, "skb_copy_bits") == "fexit");
+  CHECK(host.MissingOptional().empty());
+
+  HookPlan target = PlanHooks(Role::kTarget, Transport::kTcp, k, {});
+  CHECK(target.CheckRequired().ok());
+  CHECK(Chosen(target, "kernel_recvmsg") == "fexit");
+  CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
+  CHECK(Chosen(target, "nvmet_tcp_queue_response") == "fentry");
+  CHECK(Chosen(target, "block_rq_issue") == "tp_btf");
+}
+
+TEST_CASE("chosen_variant_programs_are_the_only_ones_loaded") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  std::vector<std::string> progs = host.ChosenPrograms();
+  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fexit") == 1);
+  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_kprobe") == 0);
+  CHECK(std::count(progs.begin(), progs.end(), "nvme_setup_cmd_tp") == 1);
+}
+
+TEST_CASE("fentry_refused_falls_back_to_kprobe_pairs") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  CHECK(host.CheckRequired().ok());
+  CHECK(Chosen(host, "kernel_sendpage") == "kretprobe");
+  const VariantVerdict* v = Hook(host, "kernel_sendpage").chosen_variant();
+  REQUIRE(v);
+  CHECK(v->programs == std::vector<std::string>{"kernel_sendpage_kprobe", "kernel_sendpage_kretprobe"});
+  CHECK(Hook(host, "kernel_sendpage").variants[0].reason.find("EPERM") != std::string::npos);
+  CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints do not need trampolines
+}
+
+TEST_CASE("fentry_refused_and_no_kprobes_names_both_reasons") {
+  // This development machine with NVMe/TCP modules: neither kind of function hook attaches.
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
+  k.kprobes = {false, "kprobes not available on this kernel"};
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  absl::Status s = host.CheckRequired();
+  REQUIRE_FALSE(s.ok());
+  std::string msg(s.message());
+  CHECK(msg.find("cannot attach kernel_sendpage") == 0);
+  CHECK(msg.find("fexit: fentry/fexit refused") != std::string::npos);
+  CHECK(msg.find("kretprobe: kprobes not available") != std::string::npos);
+}
+
+TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
+  FakeKernelFacts k = FakeKernelFacts::DevMachine();
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  absl::Status s = host.CheckRequired();
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()) ==
+        "cannot attach nvme_setup_cmd (H0, H1; sampling decision): module nvme_core not loaded; "
+        "run modprobe nvme-tcp and connect a controller (nvme connect -t tcp ...)");
+
+  k.modules = {"nvme_core"};
+  k.modules_with_btf.insert("nvme_core");
+  k.tracepoints.insert("nvme:nvme_setup_cmd");
+  k.tracepoints.insert("nvme:nvme_complete_rq");
+  k.btf_tracepoints.insert("nvme_core:nvme_setup_cmd");
+  k.btf_tracepoints.insert("nvme_core:nvme_complete_rq");
+  s = PlanHooks(Role::kHost, Transport::kTcp, k, {}).CheckRequired();
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()).find("cannot attach kernel_sendpage") == 0);
+  CHECK(std::string(s.message()).find("module nvme_tcp not loaded; run modprobe nvme-tcp") !=
+        std::string::npos);
+}
+
+TEST_CASE("module_without_btf_needs_external_btf") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  k.modules_with_btf.erase("nvme_tcp");
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  REQUIRE_FALSE(host.CheckRequired().ok());
+  CHECK(Hook(host, "nvme_tcp_recv_skb").unavailable_reason().find("has no BTF") != std::string::npos);
+
+  PlanInputs with_btf{.external_btf = true};
+  HookPlan fixed = PlanHooks(Role::kHost, Transport::kTcp, k, with_btf);
+  CHECK(fixed.CheckRequired().ok());
+  CHECK(Chosen(fixed, "nvme_tcp_recv_skb") == "kprobe");  // no module BTF: no trampoline
+  CHECK(Chosen(fixed, "kernel_sendpage") == "fexit");    // vmlinux function, vmlinux BTF
+}
+
+TEST_CASE("removed_function_says_why") {
+  // Linux >= 6.5: kernel_sendpage is gone.
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  k.btf_functions.erase(":kernel_sendpage");
+  k.traceable.erase("kernel_sendpage");
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  absl::Status s = host.CheckRequired();
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()).find("not in kallsyms") != std::string::npos);
+  CHECK(std::string(s.message()).find("removed in Linux 6.5") != std::string::npos);
+}
+
+TEST_CASE("optional_hook_missing_only_removes_its_component") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  k.btf_functions.erase("nvmet_tcp:nvmet_tcp_queue_response");
+  k.traceable.erase("nvmet_tcp_queue_response");
+  HookPlan target = PlanHooks(Role::kTarget, Transport::kTcp, k, {});
+  CHECK(target.CheckRequired().ok());
+  REQUIRE(target.MissingOptional().size() == 1);
+  CHECK(target.MissingOptional()[0] == "nvmet_tcp_queue_response (T4)");
+}
+
+TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {.prefer_attach = "kprobe"});
+  CHECK(Chosen(host, "kernel_sendpage") == "kretprobe");
+  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "kprobe");
+  CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints have no kprobe variant
+}
+
+TEST_CASE("refused_program_moves_its_hook_to_the_next_variant") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61();
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  REQUIRE(host.MarkFailed("nvme_setup_cmd_tp", "refused at load: invalid argument"));
+  CHECK(Chosen(host, "nvme_setup_cmd") == "raw_tp");
+  REQUIRE(host.MarkFailed("nvme_setup_cmd_rawtp", "refused at attach: EPERM"));
+  CHECK(Chosen(host, "nvme_setup_cmd") == "none");
+  CHECK_FALSE(host.CheckRequired().ok());
+  CHECK_FALSE(host.MarkFailed("no_such_program", "x"));
+}
+
+TEST_CASE("dev_machine_records_local_block_devices_with_tracepoints") {
+  FakeKernelFacts k = FakeKernelFacts::DevMachine();
+  HookPlan local = PlanHooks(Role::kHost, Transport::kLocal, k, {});
+  CHECK(local.CheckRequired().ok());
+  CHECK(Chosen(local, "block_rq_issue") == "tp_btf");
+  CHECK(Chosen(local, "block_rq_complete") == "tp_btf");
+}
+
+TEST_CASE("plan_renders_text_and_json") {
+  FakeKernelFacts k = FakeKernelFacts::DevMachine();
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  std::string text = host.ToText();
+  CHECK(text.find("nvme_tcp_recv_skb  [required]") != std::string::npos);
+  CHECK(text.find("no fentry: module nvme_tcp not loaded") != std::string::npos);
+  std::string json = host.ToJson();
+  CHECK(json.find("\"ready\": false") != std::string::npos);
+  CHECK(json.find("\"chosen\": null") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace ntprof::agent

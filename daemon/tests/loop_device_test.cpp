@@ -1,0 +1,262 @@
+// Real kernel events: the local_block programs (the block-layer hooks the host shares) recording
+// O_DIRECT I/O to a loop device. Needs root, BPF with BTF and losetup; skips (exit 77) otherwise.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "agent_engine.h"
+#include "batch_sink.h"
+#include "block_devices.h"
+#include "bpf_test_support.h"
+#include "ntp_reader.h"
+#include "ntprof_sampler.h"
+#include "recorder.h"
+
+namespace ntprof::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uint64_t kDeviceBytes = 64ull << 20;
+constexpr uint32_t kBlock = 4096;
+constexpr int kBlocks = 256;
+constexpr uint32_t kSampleRate = 4;
+constexpr uint64_t kSalt = 0x5eed;
+constexpr uint8_t kNvmeWrite = 0x01, kNvmeRead = 0x02;
+
+void Skip(const std::string& why) {
+  std::fprintf(stderr, "SKIPPED: %s\n", why.c_str());
+  std::exit(ntprof::testing::kSkipCode);
+}
+
+std::string Run(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return out;
+  char buf[256];
+  while (fgets(buf, sizeof(buf), p)) out += buf;
+  pclose(p);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+// A loop device over a sparse file, detached and removed at the end.
+class LoopDevice {
+ public:
+  LoopDevice() {
+    ntprof::testing::SkipUnlessRoot("BPF programs and loop devices need root");
+    if (!fs::exists("/sys/kernel/btf/vmlinux")) Skip("kernel has no BTF (/sys/kernel/btf/vmlinux)");
+    file_ = fs::temp_directory_path() / ("ntprof-loop-" + std::to_string(::getpid()) + ".img");
+    std::ofstream(file_).close();
+    fs::resize_file(file_, kDeviceBytes);
+    path_ = Run("losetup --find --show " + file_.string() + " 2>/dev/null");
+    if (path_.rfind("/dev/loop", 0) != 0) {
+      fs::remove(file_);
+      Skip("cannot attach a loop device (losetup --find --show failed)");
+    }
+    name_ = path_.substr(5);
+    // H0 is rq->start_time_ns, which the block layer only sets when it keeps I/O statistics.
+    std::ofstream("/sys/block/" + name_ + "/queue/iostats") << "1";
+    auto dev = ResolveBlockDevice(name_);
+    REQUIRE(dev.ok());
+    dev_ = *dev;
+  }
+  ~LoopDevice() {
+    Run("losetup -d " + path_);
+    fs::remove(file_);
+  }
+  const std::string& path() const { return path_; }
+  const std::string& name() const { return name_; }
+  uint32_t dev() const { return dev_; }
+
+ private:
+  fs::path file_;
+  std::string path_, name_;
+  uint32_t dev_ = 0;
+};
+
+// kBlocks distinct 4 KiB-aligned offsets, in a fixed pseudo-random order (no merging).
+std::vector<uint64_t> Offsets() {
+  std::vector<uint64_t> all;
+  for (uint64_t off = 0; off < kDeviceBytes; off += kBlock) all.push_back(off);
+  std::mt19937_64 rng(42);
+  std::shuffle(all.begin(), all.end(), rng);
+  all.resize(kBlocks);
+  return all;
+}
+
+bool SampledLocal(uint8_t opcode, uint64_t offset) {
+  // local_block.bpf.c maps a request to (opcode, nsid 0, slba = sector, nlb = sectors - 1, cid 0)
+  return ntprof_sampled(opcode, 0, offset / 512, kBlock / 512 - 1, 0, kSalt, kSampleRate);
+}
+
+void DoDirectIo(const std::string& path, const std::vector<uint64_t>& offsets, bool write) {
+  int fd = ::open(path.c_str(), (write ? O_WRONLY : O_RDONLY) | O_DIRECT);
+  REQUIRE(fd >= 0);
+  void* buf = nullptr;
+  REQUIRE(posix_memalign(&buf, kBlock, kBlock) == 0);
+  std::memset(buf, 0xab, kBlock);
+  for (uint64_t off : offsets) {
+    ssize_t n = write ? ::pwrite(fd, buf, kBlock, off) : ::pread(fd, buf, kBlock, off);
+    REQUIRE(n == static_cast<ssize_t>(kBlock));
+  }
+  free(buf);
+  ::close(fd);
+}
+
+SessionOptions LocalSession(const LoopDevice& loop) {
+  SessionOptions s;
+  s.role = Role::kHost;
+  s.transport = Transport::kLocal;
+  s.sample_rate = kSampleRate;
+  s.salt = kSalt;
+  s.device = loop.name();
+  return s;
+}
+
+TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
+  LoopDevice loop;
+  LiveKernelFacts facts;
+  auto engine = AgentEngine::Start(LocalSession(loop), facts);
+  REQUIRE(engine.ok());
+  REQUIRE((*engine)->SetWatchedDevices({loop.dev()}).ok());
+
+  std::vector<uint64_t> offsets = Offsets();
+  DoDirectIo(loop.path(), offsets, /*write=*/true);
+  DoDirectIo(loop.path(), offsets, /*write=*/false);
+
+  std::vector<ntprof_record> records;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < deadline) {
+    REQUIRE((*engine)->Poll(100, [&](const ntprof_record& r) { records.push_back(r); }).ok());
+  }
+
+  std::set<uint64_t> ours(offsets.begin(), offsets.end());
+  std::set<uint64_t> expected_writes, expected_reads, got_writes, got_reads;
+  for (uint64_t off : offsets) {
+    if (SampledLocal(kNvmeWrite, off)) expected_writes.insert(off);
+    if (SampledLocal(kNvmeRead, off)) expected_reads.insert(off);
+  }
+  for (const ntprof_record& r : records) {
+    // Every record, ours or another reader's (udev probes new loop devices), was sampled by the
+    // same rule the C++ sampler applies to its fields.
+    CHECK(ntprof_sampled(r.opcode, r.nsid, r.slba, r.nlb, r.cid, kSalt, kSampleRate));
+    CHECK(r.dev == loop.dev());
+    CHECK(r.role == NTPROF_ROLE_HOST);
+    CHECK(r.transport == NTPROF_TRANSPORT_LOCAL);
+    uint64_t off = r.slba * 512;
+    if (!ours.count(off)) continue;
+    CHECK(r.nlb == kBlock / 512 - 1);
+    CHECK(r.bytes == kBlock);
+    CHECK(r.stamps[NTPROF_H0_BLOCK_START] > 0);
+    CHECK(r.stamps[NTPROF_H0_BLOCK_START] <= r.stamps[NTPROF_H1_DRIVER_SUBMIT]);
+    CHECK(r.stamps[NTPROF_H1_DRIVER_SUBMIT] <= r.stamps[NTPROF_H5_BLOCK_DONE]);
+    CHECK((r.flags & NTPROF_F_WRITE) == (r.opcode == kNvmeWrite ? NTPROF_F_WRITE : 0u));
+    (r.opcode == kNvmeWrite ? got_writes : got_reads).insert(off);
+  }
+  INFO("sampled " << got_writes.size() << " of " << kBlocks << " writes, " << got_reads.size()
+                  << " reads; 1 in " << kSampleRate);
+  CHECK(got_writes == expected_writes);
+  CHECK(got_reads == expected_reads);
+  CHECK(expected_writes.size() > kBlocks / kSampleRate / 2);  // the test really sampled something
+
+  auto counters = (*engine)->ReadDeviceCounters();
+  REQUIRE(counters.count(loop.dev()));
+  CHECK(counters[loop.dev()].writes == static_cast<uint64_t>(kBlocks));
+  CHECK(counters[loop.dev()].write_bytes == static_cast<uint64_t>(kBlocks) * kBlock);
+  CHECK(counters[loop.dev()].reads >= static_cast<uint64_t>(kBlocks));
+
+  KernelLosses losses = (*engine)->ReadLosses();
+  CHECK(losses.ring_buffer_full == 0);
+  CHECK(losses.inflight_table_full == 0);
+}
+
+TEST_CASE("unwatched_device_is_neither_counted_nor_sampled") {
+  LoopDevice loop;
+  LiveKernelFacts facts;
+  auto engine = AgentEngine::Start(LocalSession(loop), facts);
+  REQUIRE(engine.ok());  // no SetWatchedDevices: nothing is watched
+  DoDirectIo(loop.path(), Offsets(), /*write=*/true);
+  int n = 0;
+  REQUIRE((*engine)->Poll(300, [&](const ntprof_record&) { ++n; }).ok());
+  CHECK(n == 0);
+  CHECK((*engine)->ReadDeviceCounters().count(loop.dev()) == 0);
+}
+
+TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
+  LoopDevice loop;
+  LiveKernelFacts facts;
+  RecordingOptions o;
+  o.session = LocalSession(loop);
+  o.interval_s = 0.5;
+  o.duration_s = 2.5;
+  o.session_name = "loop-test";
+  auto recorder = Recorder::Start(o, facts);
+  REQUIRE(recorder.ok());
+  fs::path out = fs::temp_directory_path() / ("ntprof-loop-" + std::to_string(::getpid()) + ".ntp");
+  auto sink = NtpFileSink::Create(out.string(), (*recorder)->header());
+  REQUIRE(sink.ok());
+
+  std::atomic<bool> stop{false};
+  std::vector<uint64_t> offsets = Offsets();
+  std::thread io([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    DoDirectIo(loop.path(), offsets, /*write=*/true);
+  });
+  REQUIRE((*recorder)->Run(**sink, stop).ok());
+  io.join();
+  CHECK((*recorder)->stop_reason() == "duration elapsed");
+
+  auto reader = NtpReader::Open(out.string());
+  REQUIRE(reader.ok());
+  const v1::FileHeader& h = (*reader)->header();
+  CHECK(h.sample_rate() == kSampleRate);
+  CHECK(h.salt() == kSalt);
+  CHECK(h.role() == v1::ROLE_HOST);
+  CHECK(h.transport() == v1::TRANSPORT_LOCAL);
+  CHECK(h.session() == "loop-test");
+  size_t writes = 0;
+  uint64_t counted_writes = 0;
+  uint64_t last_seq = 0;
+  v1::RecordBatch batch;
+  while (true) {
+    auto more = (*reader)->Next(&batch);
+    REQUIRE(more.ok());
+    if (!*more) break;
+    CHECK(batch.seq() == last_seq + 1);
+    last_seq = batch.seq();
+    for (const v1::Record& r : batch.records()) {
+      CHECK(r.device() == loop.name());
+      REQUIRE(r.stamps_size() == NTPROF_HOST_STAMPS);
+      if (r.opcode() == kNvmeWrite) ++writes;
+    }
+    for (const v1::DeviceCounters& c : batch.counters()) {
+      CHECK(c.device() == loop.name());
+      counted_writes += c.writes();
+    }
+  }
+  CHECK((*reader)->finalized());
+  size_t expected = 0;
+  for (uint64_t off : offsets) expected += SampledLocal(kNvmeWrite, off);
+  CHECK(writes == expected);
+  CHECK(counted_writes == static_cast<uint64_t>(kBlocks));
+  CHECK((*reader)->trailer().losses().missing_stamp() == 0);
+  fs::remove(out);
+}
+
+}  // namespace
+}  // namespace ntprof::agent

@@ -1,0 +1,28 @@
+#!/bin/sh
+# The command-line contract of ntprofd: help on stdout with exit 0, usage on stderr with exit 2 for
+# bad flags. Does not need root (nothing is loaded).
+NTPROFD=${1:?usage: ntprofd_cli_test.sh PATH_TO_NTPROFD}
+fail=0
+check() {  # check NAME EXPECTED_EXIT CMD... ; stdout/stderr kept in $out/$err
+  name=$1; want=$2; shift 2
+  out=$("$@" 2>/tmp/ntprofd_cli_err.$$); got=$?; err=$(cat /tmp/ntprofd_cli_err.$$)
+  if [ "$got" != "$want" ]; then echo "FAIL $name: exit $got, want $want"; echo "$err"; fail=1; else echo "ok   $name"; fi
+}
+check "help" 0 "$NTPROFD" --help
+echo "$out" | grep -q "SYNOPSIS" || { echo "FAIL help has no SYNOPSIS"; fail=1; }
+check "probe help" 0 "$NTPROFD" probe --help
+echo "$out" | grep -q "EXIT STATUS" || { echo "FAIL probe help has no EXIT STATUS"; fail=1; }
+check "record help" 0 "$NTPROFD" record --help
+echo "$out" | grep -q -- "--sample-rate" || { echo "FAIL record help lacks --sample-rate"; fail=1; }
+check "no command" 2 "$NTPROFD"
+check "unknown flag" 2 "$NTPROFD" --bogus
+echo "$err" | grep -q "Usage" || { echo "FAIL unknown flag: no usage on stderr"; fail=1; }
+[ -z "$out" ] || { echo "FAIL unknown flag wrote to stdout"; fail=1; }
+check "probe unknown flag" 2 "$NTPROFD" probe --role host --bogus
+check "probe bad role" 2 "$NTPROFD" probe --role initiator
+check "record without -s" 2 "$NTPROFD" record --role host -o /tmp/x.ntp
+check "record local without device" 2 "$NTPROFD" record --role host --transport local -s 1 -o /tmp/x.ntp
+check "record local target" 2 "$NTPROFD" record --role target --transport local --device loop0 -s 1 -o /tmp/x.ntp
+check "version" 0 "$NTPROFD" --version
+rm -f /tmp/ntprofd_cli_err.$$
+exit $fail
