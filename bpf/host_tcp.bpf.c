@@ -4,8 +4,10 @@
  *
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
- *   H2  kernel_sendpage / kernel_sendmsg return: the command capsule PDU (header + in-capsule data)
- *       fully handed to TCP, byte-counted per socket from the PDU header's plen
+ *   H2  kernel_sendpage / kernel_sendmsg: the ENTRY of the call that began handing the command
+ *       capsule PDU to TCP (the PDU stream is followed at the calls' return, byte-counted per
+ *       socket from each header's plen). Entry, not return: by causality H2 then precedes the
+ *       target's T0, so the network stage is never negative.
  *   H3  skb_copy_bits return inside nvme_tcp_recv_skb: the first reply PDU header (C2HData for
  *       reads, the response capsule otherwise) complete in queue->pdu
  *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine);
@@ -43,6 +45,8 @@ struct host_sock {
 	__u16 cur_cid;
 	__u8 cur_type;
 	__u8 cur_incapsule;
+	__u64 call_start_ns; /* entry of the send call in progress (one sender per queue) */
+	__u64 pdu_start_ns;  /* entry of the send call that handed the current PDU's first byte */
 };
 
 struct {
@@ -289,6 +293,7 @@ static __always_inline void host_on_send(struct sock *sk, const void *start, lon
 		}
 		s->cur_type = h[0];
 		s->remaining = plen;
+		s->pdu_start_ns = s->call_start_ns;
 	}
 	s->remaining -= sent;
 	if (s->remaining > 0)
@@ -299,13 +304,25 @@ static __always_inline void host_on_send(struct sock *sk, const void *start, lon
 	rec = host_lookup_cid(s->ctrl, s->qid, s->cur_cid);
 	if (!rec)
 		return;
+	/* Stamped with the entry of the call that began handing the PDU to TCP: nothing of it can
+	 * reach the target earlier, so the network stage can never come out negative, however long
+	 * this CPU is held up inside TCP before the call returns. */
 	if (s->cur_type == NTPROF_PDU_CMD) {
-		rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();
+		rec->stamps[NTPROF_H2_CAPSULE_SENT] = s->pdu_start_ns;
 		if (s->cur_incapsule)
 			rec->flags |= NTPROF_F_INCAPSULE;
 	} else {
-		rec->stamps[NTPROF_H_DATA_SENT] = bpf_ktime_get_ns(); /* the last H2CData PDU wins */
+		rec->stamps[NTPROF_H_DATA_SENT] = s->pdu_start_ns; /* the last H2CData PDU wins */
 	}
+}
+
+/* Entry of a send on any socket: remember when, if it is one of ours. */
+static __always_inline void host_on_send_entry(struct socket *sock)
+{
+	struct host_sock *s = host_sock_get(BPF_CORE_READ(sock, sk));
+
+	if (s)
+		s->call_start_ns = bpf_ktime_get_ns();
 }
 
 static __always_inline void on_kernel_sendpage(struct socket *sock, __u64 page, int offset, long ret)
@@ -320,6 +337,13 @@ static __always_inline void on_kernel_sendmsg(struct socket *sock, struct kvec *
 		host_on_send(BPF_CORE_READ(sock, sk), BPF_CORE_READ(vec, iov_base), ret);
 }
 
+SEC("fentry/kernel_sendpage")
+int BPF_PROG(kernel_sendpage_fentry, struct socket *sock)
+{
+	host_on_send_entry(sock);
+	return 0;
+}
+
 SEC("fexit/kernel_sendpage")
 int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int offset, size_t size,
 	     int flags, int ret)
@@ -331,6 +355,7 @@ int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int 
 SEC("kprobe/kernel_sendpage")
 int BPF_KPROBE(kernel_sendpage_kprobe, struct socket *sock, struct page *page, int offset)
 {
+	host_on_send_entry(sock);
 	ntprof_save_args(HOOK_KERNEL_SENDPAGE, ctx, (__u64)sock, (__u64)page, offset, 0, 0);
 	return 0;
 }
@@ -348,6 +373,13 @@ int BPF_KRETPROBE(kernel_sendpage_kretprobe, int ret)
 	return 0;
 }
 
+SEC("fentry/kernel_sendmsg")
+int BPF_PROG(kernel_sendmsg_fentry, struct socket *sock)
+{
+	host_on_send_entry(sock);
+	return 0;
+}
+
 SEC("fexit/kernel_sendmsg")
 int BPF_PROG(kernel_sendmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	     size_t num, size_t size, int ret)
@@ -359,6 +391,7 @@ int BPF_PROG(kernel_sendmsg_fexit, struct socket *sock, struct msghdr *msg, stru
 SEC("kprobe/kernel_sendmsg")
 int BPF_KPROBE(kernel_sendmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec)
 {
+	host_on_send_entry(sock);
 	ntprof_save_args(HOOK_KERNEL_SENDMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
 	return 0;
 }

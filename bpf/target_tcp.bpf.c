@@ -8,8 +8,9 @@
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  nvmet_tcp_queue_response entry after T3 (R2T writes also call it earlier, for the R2T)
- *   T5  kernel_sendpage return: the header of the first reply PDU (C2HData for reads, the response
- *       capsule otherwise) handed to TCP
+ *   T5  kernel_sendpage / kernel_sendmsg: the ENTRY of the call that hands the header of the first
+ *       reply PDU (C2HData for reads, the response capsule otherwise) to TCP. Entry, not return:
+ *       nothing of the reply can reach the host earlier, so the network stage is never negative.
  *   components: drive issue/done (block_rq_issue/complete of the request whose bio carries the
  *   nvmet_req), R2T PDU handed to TCP, last H2CData PDU header received (T_DATA_RECEIVED; its
  *   payload is read right after, before T2), response capsule fully handed to TCP (the record is
@@ -68,6 +69,8 @@ struct target_sock {
 	__u16 cur_cid;
 	__u8 cur_type;
 	__u8 cur_flags;
+	__u64 call_start_ns; /* entry of the send call in progress (one sender per queue) */
+	__u64 pdu_start_ns;  /* entry of the send call that handed the current PDU's first byte */
 };
 
 struct {
@@ -480,6 +483,16 @@ int BPF_KPROBE(nvmet_tcp_queue_response_kprobe, struct nvmet_req___ntprof *req)
 }
 
 /* ---- T5: reply PDUs handed to TCP ---- */
+
+/* Entry of a send on any socket: remember when, if it is one of ours. */
+static __always_inline void target_on_send_entry(struct socket *sock)
+{
+	struct target_sock *s = target_sock_get(BPF_CORE_READ(sock, sk));
+
+	if (s)
+		s->call_start_ns = bpf_ktime_get_ns();
+}
+
 static __always_inline void target_on_send(struct sock *sk, const void *start, long sent)
 {
 	struct target_sock *s;
@@ -508,10 +521,11 @@ static __always_inline void target_on_send(struct sock *sk, const void *start, l
 		s->cur_type = h[0];
 		s->cur_flags = h[1];
 		s->remaining = *(__u32 *)&h[4];
+		s->pdu_start_ns = s->call_start_ns;
 		if (h[0] == NTPROF_PDU_RSP || h[0] == NTPROF_PDU_C2H_DATA) {
 			v = target_lookup(s->sq, s->cur_cid);
 			if (v && !v->rec.stamps[NTPROF_T5_REPLY_SENT])
-				v->rec.stamps[NTPROF_T5_REPLY_SENT] = bpf_ktime_get_ns();
+				v->rec.stamps[NTPROF_T5_REPLY_SENT] = s->pdu_start_ns;
 		}
 	}
 	s->remaining -= sent;
@@ -525,7 +539,8 @@ static __always_inline void target_on_send(struct sock *sk, const void *start, l
 		return;
 	now = bpf_ktime_get_ns();
 	if (s->cur_type == NTPROF_PDU_R2T) {
-		v->rec.stamps[NTPROF_T_R2T_SENT] = now;
+		/* entry of the call, as T5: the R2T wait is then never shorter than the host saw it */
+		v->rec.stamps[NTPROF_T_R2T_SENT] = s->pdu_start_ns;
 		v->rec.flags |= NTPROF_F_R2T;
 		return;
 	}
@@ -536,6 +551,13 @@ static __always_inline void target_on_send(struct sock *sk, const void *start, l
 		ntprof_emit(&v->rec);
 		target_forget(v, s->sq, s->cur_cid);
 	}
+}
+
+SEC("fentry/kernel_sendpage")
+int BPF_PROG(kernel_sendpage_fentry, struct socket *sock)
+{
+	target_on_send_entry(sock);
+	return 0;
 }
 
 SEC("fexit/kernel_sendpage")
@@ -551,6 +573,7 @@ int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int 
 SEC("kprobe/kernel_sendpage")
 int BPF_KPROBE(kernel_sendpage_kprobe, struct socket *sock, struct page *page, int offset)
 {
+	target_on_send_entry(sock);
 	ntprof_save_args(HOOK_KERNEL_SENDPAGE, ctx, (__u64)sock, (__u64)page, offset, 0, 0);
 	return 0;
 }
@@ -572,6 +595,13 @@ int BPF_KRETPROBE(kernel_sendpage_kretprobe, int ret)
 	return 0;
 }
 
+SEC("fentry/kernel_sendmsg")
+int BPF_PROG(kernel_sendmsg_fentry, struct socket *sock)
+{
+	target_on_send_entry(sock);
+	return 0;
+}
+
 SEC("fexit/kernel_sendmsg")
 int BPF_PROG(kernel_sendmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	     size_t num, size_t size, int ret)
@@ -584,6 +614,7 @@ int BPF_PROG(kernel_sendmsg_fexit, struct socket *sock, struct msghdr *msg, stru
 SEC("kprobe/kernel_sendmsg")
 int BPF_KPROBE(kernel_sendmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec)
 {
+	target_on_send_entry(sock);
 	ntprof_save_args(HOOK_KERNEL_SENDMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
 	return 0;
 }

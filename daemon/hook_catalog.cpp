@@ -46,15 +46,22 @@ HookSpec Function(std::string name, std::string module, std::string types_module
   return h;
 }
 
+// The send hooks stamp the entry of the call that began handing a PDU to TCP (see the BPF
+// programs: it keeps the network stage causal), and follow the PDU stream at the calls' return.
+HookSpec SendHook(HookSpec hook) {
+  hook.on_entry_too = true;
+  return hook;
+}
+
 std::vector<HookSpec> HostTcpHooks() {
   return {
       Tracepoint("nvme", "nvme_setup_cmd", "nvme_core", "nvme_core",
                  "H0, H1; sampling decision", true, kNvmeTcpHint),
-      Function("kernel_sendpage", "", "nvme_tcp", "H2, H_DATA_SENT (PDUs handed to TCP)", true,
-               true, kNvmeTcpHint, kSendpageGone),
-      Function("kernel_sendmsg", "", "nvme_tcp",
-               "H2, H_DATA_SENT when data digests or sock_no_sendpage are used", false, true,
-               kNvmeTcpHint),
+      SendHook(Function("kernel_sendpage", "", "nvme_tcp", "H2, H_DATA_SENT (PDUs handed to TCP)",
+                        true, true, kNvmeTcpHint, kSendpageGone)),
+      SendHook(Function("kernel_sendmsg", "", "nvme_tcp",
+                        "H2, H_DATA_SENT when data digests or sock_no_sendpage are used", false,
+                        true, kNvmeTcpHint)),
       Function("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp", "H3 (which queue is receiving)", true,
                false, kNvmeTcpHint),
       Function("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED", true, true,
@@ -85,11 +92,12 @@ std::vector<HookSpec> TargetTcpHooks() {
       req_complete,
       Function("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false, false,
                kNvmetTcpHint),
-      Function("kernel_sendpage", "", "nvmet_tcp",
-               "T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record", true, true, kNvmetTcpHint,
-               kSendpageGone),
-      Function("kernel_sendmsg", "", "nvmet_tcp",
-               "T5 and the end of a PDU when data digests are used", false, true, kNvmetTcpHint),
+      SendHook(Function("kernel_sendpage", "", "nvmet_tcp",
+                        "T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record", true, true,
+                        kNvmetTcpHint, kSendpageGone)),
+      SendHook(Function("kernel_sendmsg", "", "nvmet_tcp",
+                        "T5 and the end of a PDU when data digests are used", false, true,
+                        kNvmetTcpHint)),
   };
 }
 
@@ -130,6 +138,7 @@ std::vector<std::string> VariantPrograms(const HookSpec& hook, AttachType type) 
     case AttachType::kRawTp:
       return {hook.name + "_rawtp"};
     case AttachType::kFentry:
+      if (hook.on_return && hook.on_entry_too) return {hook.name + "_fentry", hook.name + "_fexit"};
       return {hook.name + (hook.on_return ? "_fexit" : "_fentry")};
     case AttachType::kKprobe:
       if (hook.on_return) return {hook.name + "_kprobe", hook.name + "_kretprobe"};

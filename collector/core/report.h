@@ -19,6 +19,7 @@ struct Distribution {
   int64_t p999_ns = 0;
   int64_t min_ns = 0;
   int64_t max_ns = 0;
+  uint64_t negative = 0;  // values below zero (a stage must never be negative)
 };
 
 struct StageRow {

@@ -74,6 +74,7 @@ Distribution Summarize(const LatencyHistogram& h) {
   d.p999_ns = h.Percentile(99.9);
   d.min_ns = h.min();
   d.max_ns = h.max();
+  d.negative = h.negatives();
   return d;
 }
 

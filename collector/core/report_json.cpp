@@ -12,7 +12,8 @@ nlohmann::json DistributionJson(const Distribution& d) {
           {"p99_us", Us(d.p99_ns)},
           {"p99_9_us", Us(d.p999_ns)},
           {"min_us", Us(d.min_ns)},
-          {"max_us", Us(d.max_ns)}};
+          {"max_us", Us(d.max_ns)},
+          {"negative_n", d.negative}};
 }
 
 nlohmann::json OptionalNumber(const std::optional<double>& v) {

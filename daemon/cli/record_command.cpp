@@ -9,6 +9,7 @@
 #include "interval_summary.h"
 #include "kernel_facts.h"
 #include "recorder.h"
+#include "spdk_cli.h"  // --spdk-target / --spdk-host (daemon/spdk/)
 
 namespace ntprof::daemon_cli {
 namespace {
@@ -97,7 +98,8 @@ int RunRecord(const RecordArgs& a) {
     if (!interval_end) return;
     for (const v1::DeviceCounters& c : batch.counters()) summary.AddCounters(c);
     for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
-      std::cerr << line << "\n";
+      std::cout << line << "\n";
+    std::cout.flush();
   };
   absl::Status st = r.Run(**sink, g_stop, on_interval);
   if (!st.ok()) {
@@ -114,6 +116,7 @@ int RunRecord(const RecordArgs& a) {
 
 void AddRecordCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RecordArgs>();
+  auto spdk = std::make_shared<agent::spdk::SpdkCliArgs>();
   CLI::App* cmd = app.add_subcommand("record", "Record sampled NVMe-oF commands into a .ntp file");
   cmd->description(R"(NAME
     ntprofd record - record where the time of sampled NVMe-oF commands went, on one machine
@@ -137,11 +140,10 @@ DESCRIPTION
     local  (--transport local, host role) a local block device: block layer and drive only.
 
     Join host and target files with `ntprofctl report HOST.ntp TARGET.ntp`.)");
-  cmd->add_option("--role", args->role, "host or target")
-      ->required()
+  cmd->add_option("--role", args->role, "host or target (required unless --spdk-target/--spdk-host)")
       ->check(CLI::IsMember({"host", "target"}));
-  cmd->add_option("--transport", args->transport, "tcp, or local (host role only)")
-      ->check(CLI::IsMember({"tcp", "local"}))
+  cmd->add_option("--transport", args->transport, "tcp, or local (host role only); rdma with --spdk-*")
+      ->check(CLI::IsMember({"tcp", "local", "rdma"}))
       ->capture_default_str();
   cmd->add_option("-s,--sample-rate", args->sample_rate, "Keep one command in N (1 = every command)")
       ->required()
@@ -165,6 +167,7 @@ DESCRIPTION
       ->check(CLI::IsMember({"tp_btf", "raw_tp", "fentry", "fexit", "kprobe", "kretprobe"}));
   cmd->add_flag("-q,--quiet", args->quiet, "No interval lines");
   cmd->add_flag("-v,--verbose", args->verbose, "Print libbpf's messages while loading");
+  agent::spdk::AddSpdkOptions(cmd, spdk.get());
   cmd->footer(R"(
 EXIT STATUS
     0  recorded and finalized the file
@@ -175,8 +178,26 @@ EXIT STATUS
 EXAMPLES
     target# ntprofd record --role target -s 100 --salt 7 -d 60 -o target.ntp
     host#   ntprofd record --role host   -s 100 --salt 7 -d 60 -o host.ntp
-    host#   ntprofd record --role host --transport local --device nvme0n1 -s 10 -o local.ntp)");
-  cmd->callback([args, exit_code]() {
+    host#   ntprofd record --role host --transport local --device nvme0n1 -s 10 -o local.ntp
+    target# ntprofd record --spdk-target /usr/local/bin/nvmf_tgt -s 100 --salt 7 -o spdk.ntp
+    host#   ntprofd record --spdk-host $(pidof spdk_nvme_perf) -s 100 --salt 7 -o perf.ntp)");
+  cmd->callback([args, spdk, exit_code]() {
+    // SPDK (user-space) targets and hosts: daemon/spdk/ records them; see docs/spdk.md.
+    agent::spdk::ValidateSpdkOptions(*spdk, args->role, args->device);
+    if (spdk->given()) {
+      if (args->transport == "local")
+        throw CLI::ValidationError("--transport local", "is not an SPDK transport (tcp or rdma)");
+      InstallStopHandlers();
+      *exit_code = agent::spdk::RunSpdkRecord(
+          *spdk,
+          {args->transport, args->sample_rate, args->salt, args->duration, args->interval,
+           args->output, args->session, args->quiet, args->verbose},
+          g_stop);
+      return;
+    }
+    if (args->role.empty()) throw CLI::RequiredError("--role");
+    if (args->transport == "rdma")
+      throw CLI::ValidationError("--transport rdma", "kernel NVMe/RDMA is not supported yet");
     if (args->transport == "local" && args->role != "host")
       throw CLI::ValidationError("--transport local", "is only for --role host");
     if (args->transport == "local" && args->device.empty())

@@ -6,7 +6,7 @@
 #                      [-- FIO ARGS...]      (default: --rw=randread --bs=4k --iodepth=1)
 #
 # Leaves in <share>/out/NAME/ (= /mnt/host/out/NAME in the VMs): host.ntp, target.ntp, fio.json,
-# host.log, target.log. Prints that directory on stdout. Exit status non-zero with the agent's log
+# host.log, target.log, diskstat.before/after (the namespace's /sys/block/DEV/stat around fio). Prints that directory on stdout. Exit status non-zero with the agent's log
 # on stderr when an agent fails to start or to finish its file.
 set -euo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -66,8 +66,16 @@ stop_agent() {  # ROLE: SIGINT finalizes the file
 start_agent host
 wait_ready host
 log "fio ${fio_args[*]} on $dev for ${runtime}s (sampling 1 in $rate, salt $salt)"
-"$TB" ssh host "fio --name=ntprof --filename=$dev --direct=1 --ioengine=io_uring --time_based \
-    --runtime=$runtime --output-format=json --output=$guest_out/fio.json ${fio_args[*]}" >/dev/null
+# The kernel's own block accounting (/sys/block/DEV/stat) around the run: an independent
+# measure of the block layer's mean latency for the checks. With native multipath the requests
+# (and their accounting) live on the path device nvmeXcYnZ under the head nvmeXnZ.
+name=$(basename "$dev")
+path_dev=$("$TB" ssh host "ls -d /sys/block/${name%n*}c*n${name##*n} 2>/dev/null | head -n1")
+stat=${path_dev:-/sys/block/$name}/stat
+"$TB" ssh host "cat $stat > $guest_out/diskstat.before;
+    fio --name=ntprof --filename=$dev --direct=1 --ioengine=io_uring --time_based \
+    --runtime=$runtime --output-format=json --output=$guest_out/fio.json ${fio_args[*]};
+    cat $stat > $guest_out/diskstat.after" >/dev/null
 stop_agent host
 [ "$host_only" = 1 ] || stop_agent target
 echo "$out"

@@ -10,8 +10,8 @@ record=$repo/deploy/testbed/record-run.sh
 check="$repo/tests/testbed/check_run.py $build/client/ntprofctl"
 export NTPROF_BUILD_DIR=$build
 runtime=${NTPROF_SCENARIO_RUNTIME:-30}
-drive_delay_us=${NTPROF_SCENARIO_DRIVE_US:-1000}
-link_delay_us=${NTPROF_SCENARIO_LINK_US:-1000}
+drive_delay_us=${NTPROF_SCENARIO_DRIVE_US:-5000}
+link_delay_us=${NTPROF_SCENARIO_LINK_US:-5000}
 
 passed=0
 failed=0
@@ -31,15 +31,18 @@ run_and_check() {  # NAME [record-run args...]
   "$record" "$name" --runtime "$runtime" "$@" >/dev/null && $check consistent "$out/$name"
 }
 
-scenario "baseline 4KiB randread QD1" run_and_check baseline -s 10
+# The baseline and the delay runs sample every command (-s 1): then each command carries the same
+# probes, and the kernel's own block accounting is ground truth for the end-to-end latency.
+scenario "baseline 4KiB randread QD1, end to end vs the block layer's accounting" bash -c "
+  '$record' baseline --runtime $runtime -s 1 >/dev/null && $check consistent '$out/baseline' --latency"
 scenario "drive delay ${drive_delay_us} us lands in storage" bash -c "
   '$tb' set-drive-delay $((drive_delay_us * 1000)) &&
-  '$record' drive --runtime $runtime -s 10 >/dev/null &&
+  '$record' drive --runtime $runtime -s 1 >/dev/null &&
   '$tb' set-drive-delay 0 &&
   $check consistent '$out/drive' && $check shift '$out/baseline' '$out/drive' storage $drive_delay_us"
 scenario "link delay ${link_delay_us} us lands in network" bash -c "
   '$tb' set-link-delay $link_delay_us &&
-  '$record' link --runtime $runtime -s 10 >/dev/null &&
+  '$record' link --runtime $runtime -s 1 >/dev/null &&
   '$tb' set-link-delay 0 &&
   $check consistent '$out/link' && $check shift '$out/baseline' '$out/link' network $link_delay_us"
 scenario "4KiB randread QD8" run_and_check qd8 -s 10 -- --rw=randread --bs=4k --iodepth=8
