@@ -87,6 +87,20 @@ def latency(run_dir):
           f"fio lat {lat_us:.1f} us ({(lat_us - e2e) / lat_us * 100:+.1f} %) vs end to end {e2e:.1f} us")
 
 
+def shift(base_dir, new_dir, stage, injected_us):
+    base = stage_means(io_group(report(base_dir)))
+    new = stage_means(io_group(report(new_dir)))
+    delta = new[stage] - base[stage]
+    check(abs(delta - injected_us) <= 0.10 * injected_us,
+          f"{new_dir}: {stage} rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %)")
+    for sid in base:
+        if sid in (stage, "end_to_end"):
+            continue
+        moved = new.get(sid, 0) - base[sid]
+        check(abs(moved) <= 0.10 * injected_us,
+              f"{new_dir}: {sid} moved {moved:+.1f} us (limit {0.1 * injected_us:.0f} us)")
+
+
 def main():
     global CTL
     CTL = sys.argv[1]
