@@ -8,6 +8,7 @@
 #include "exit_codes.h"
 #include "hook_plan.h"
 #include "kernel_facts.h"
+#include "spdk_cli.h"  // --spdk-target / --spdk-host (daemon/spdk/)
 
 namespace ntprof::daemon_cli {
 namespace {
@@ -58,6 +59,7 @@ int RunProbe(const ProbeArgs& a) {
 
 void AddProbeCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ProbeArgs>();
+  auto spdk = std::make_shared<agent::spdk::SpdkCliArgs>();
   CLI::App* cmd = app.add_subcommand(
       "probe", "Show which hooks this kernel offers and how each one would attach");
   cmd->description(R"(NAME
@@ -76,8 +78,8 @@ DESCRIPTION
     The plan is decided from the kernel's facts (BTF, kallsyms, tracefs) and then, when run as
     root, confirmed by loading and attaching the programs once (nothing is recorded). A required
     hook without a usable variant means `ntprofd record` would stop with the same message.)");
-  cmd->add_option("--role", args->role, "host (NVMe-oF initiator) or target (nvmet)")
-      ->required()
+  cmd->add_option("--role", args->role,
+                  "host (NVMe-oF initiator) or target (nvmet); required unless --spdk-target/--spdk-host")
       ->check(CLI::IsMember({"host", "target"}));
   cmd->add_option("--transport", args->transport,
                   "tcp (NVMe/TCP), or local (a local block device, host role only)")
@@ -92,6 +94,7 @@ DESCRIPTION
   cmd->add_option("--prefer", args->prefer,
                   "Testing aid: try this attach type first where a hook offers it")
       ->check(CLI::IsMember({"tp_btf", "raw_tp", "fentry", "fexit", "kprobe", "kretprobe"}));
+  agent::spdk::AddSpdkOptions(cmd, spdk.get());
   cmd->footer(R"(
 EXIT STATUS
     0  every required hook can attach (and did, in the trial load)
@@ -101,8 +104,16 @@ EXIT STATUS
 EXAMPLES
     ntprofd probe --role host
     ntprofd probe --role target --json | jq '.hooks[] | {hook, chosen}'
-    ntprofd probe --role host --transport local --no-load)");
-  cmd->callback([args, exit_code]() {
+    ntprofd probe --role host --transport local --no-load
+    ntprofd probe --spdk-target /usr/local/bin/nvmf_tgt)");
+  cmd->callback([args, spdk, exit_code]() {
+    // SPDK (user-space) targets and hosts: their USDT probe sites and processes (daemon/spdk/).
+    agent::spdk::ValidateSpdkOptions(*spdk, args->role, "");
+    if (spdk->given()) {
+      *exit_code = agent::spdk::RunSpdkProbe(*spdk);
+      return;
+    }
+    if (args->role.empty()) throw CLI::RequiredError("--role");
     if (args->transport == "local" && args->role != "host")
       throw CLI::ValidationError("--transport local", "is only for --role host");
     *exit_code = RunProbe(*args);

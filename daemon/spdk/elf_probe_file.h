@@ -1,0 +1,69 @@
+// ElfProbeFile: what an ELF object (executable or shared library) offers under the ntprof probe
+// contract: its `ntprof` USDT probe sites (.note.stapsdt), where its ntprof_probe_control lives
+// (symbol table), how its file maps into memory (PT_LOAD) and which libraries it needs.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace ntprof::agent::spdk {
+
+// A file's identity, independent of the path it was reached by (symlinks, mount namespaces).
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId&) const = default;
+  auto operator<=>(const FileId&) const = default;
+};
+absl::StatusOr<FileId> FileIdOf(const std::string& path);
+
+struct UsdtSite {
+  std::string provider;  // "ntprof"
+  std::string name;      // "nvmf_tcp_done"
+  uint64_t address = 0;  // virtual address in the file (prelink-adjusted)
+  std::string args;      // the note's argument string, e.g. "8@%rbx -8@%r12 ..."
+  int arg_count() const;
+};
+
+class ElfProbeFile {
+ public:
+  // Reads the file's notes, symbols, segments and dynamic section.
+  static absl::StatusOr<ElfProbeFile> Open(const std::string& path);
+
+  const std::string& path() const { return path_; }
+  const FileId& id() const { return id_; }
+  // Only the sites of the ntprof provider.
+  const std::vector<UsdtSite>& ntprof_sites() const { return sites_; }
+  bool has_ntprof_probes() const { return !sites_.empty(); }
+  // Virtual address (st_value) of ntprof_probe_control, if the symbol is in .symtab or .dynsym.
+  std::optional<uint64_t> control_address() const { return control_vaddr_; }
+  // File offset that holds virtual address vaddr (through the PT_LOAD segment containing it).
+  std::optional<uint64_t> FileOffsetOf(uint64_t vaddr) const;
+  const std::vector<std::string>& needed() const { return needed_; }   // DT_NEEDED
+  const std::vector<std::string>& runpath() const { return runpath_; } // DT_RUNPATH / DT_RPATH
+
+ private:
+  struct LoadSegment {
+    uint64_t vaddr, filesz, offset;
+  };
+  std::string path_;
+  FileId id_;
+  std::vector<UsdtSite> sites_;
+  std::optional<uint64_t> control_vaddr_;
+  std::vector<LoadSegment> segments_;
+  std::vector<std::string> needed_;
+  std::vector<std::string> runpath_;
+};
+
+// The shared libraries a binary would load (DT_NEEDED, transitively), resolved the way the dynamic
+// loader does for the common cases: DT_RPATH/DT_RUNPATH ($ORIGIN expanded), LD_LIBRARY_PATH,
+// /etc/ld.so.conf(.d), then the default directories. Unresolvable names are skipped.
+std::vector<std::string> ResolveNeededLibraries(const ElfProbeFile& binary);
+
+}  // namespace ntprof::agent::spdk

@@ -1,0 +1,114 @@
+#include "spdk_cli.h"
+
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/exit_codes.h"
+#include "interval_summary.h"
+#include "spdk_probe_report.h"
+#include "spdk_recorder.h"
+
+namespace ntprof::agent::spdk {
+namespace {
+
+SpdkRole RoleOf(const SpdkCliArgs& a) { return a.targets.empty() ? SpdkRole::kHost : SpdkRole::kTarget; }
+const std::vector<std::string>& ArgsOf(const SpdkCliArgs& a) {
+  return a.targets.empty() ? a.hosts : a.targets;
+}
+
+}  // namespace
+
+void AddSpdkOptions(CLI::App* cmd, SpdkCliArgs* args) {
+  cmd->add_option("--spdk-target", args->targets,
+                  "SPDK target (nvmf_tgt) built with the ntprof probe contract: a BINARY (every "
+                  "process running it, also those started later) or a PID; repeatable")
+      ->type_name("BINARY|PID");
+  cmd->add_option("--spdk-host", args->hosts,
+                  "SPDK host (spdk_nvme_perf, an SPDK application) built with the ntprof probe "
+                  "contract: a BINARY or a PID; repeatable")
+      ->type_name("BINARY|PID");
+}
+
+void ValidateSpdkOptions(const SpdkCliArgs& spdk, const std::string& role, const std::string& device) {
+  if (!spdk.given()) return;
+  if (!spdk.targets.empty() && !spdk.hosts.empty())
+    throw CLI::ValidationError("--spdk-target/--spdk-host",
+                               "record one role per run (and per .ntp file): give one of them");
+  if (!role.empty())
+    throw CLI::ValidationError("--role", "is implied by --spdk-target / --spdk-host; drop it");
+  if (!device.empty())
+    throw CLI::ValidationError("--device", "applies to kernel recordings only");
+}
+
+int RunSpdkProbe(const SpdkCliArgs& spdk) {
+  auto text = DescribeSpdkProbes(RoleOf(spdk), ArgsOf(spdk));
+  if (!text.ok()) {
+    std::cerr << "ntprofd probe: " << text.status().message() << "\n";
+    return daemon_cli::kFailed;
+  }
+  std::cout << *text;
+  return daemon_cli::kOk;
+}
+
+int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
+                  const std::atomic<bool>& stop) {
+  SpdkRecordingOptions o;
+  o.role = RoleOf(spdk);
+  o.targets = ArgsOf(spdk);
+  o.sample_rate = req.sample_rate;
+  o.salt = req.salt;
+  o.duration_s = req.duration;
+  o.interval_s = req.interval;
+  o.session_name = req.session;
+  o.transport = req.transport == "rdma" ? v1::TRANSPORT_RDMA : v1::TRANSPORT_TCP;
+  const bool quiet = req.quiet;
+  SpdkRecorder::LogCallback log;
+  if (!quiet || req.verbose) log = [](const std::string& line) { std::cerr << "ntprofd: " << line << "\n"; };
+  if (geteuid() != 0)
+    std::cerr << "ntprofd record: not root; attaching uprobes and writing /proc/PID/mem will likely fail\n";
+
+  auto recorder = SpdkRecorder::Start(o, log);
+  if (!recorder.ok()) {
+    std::cerr << "ntprofd record: " << recorder.status().message() << "\n";
+    return daemon_cli::kFailed;
+  }
+  SpdkRecorder& r = **recorder;
+  auto sink = NtpFileSink::Create(req.output, r.header());
+  if (!sink.ok()) {
+    std::cerr << "ntprofd record: cannot write " << req.output << ": " << sink.status().message() << "\n";
+    return daemon_cli::kFailed;
+  }
+  if (!quiet) {
+    std::cerr << "ntprofd: recording SPDK " << (o.role == SpdkRole::kTarget ? "target" : "host")
+              << ", 1 command in " << req.sample_rate << ", salt " << req.salt << " -> " << req.output
+              << " (" << r.attached_processes() << " process(es) attached; watching for more)\n";
+  }
+  IntervalSummary summary(req.sample_rate);
+  uint64_t total = 0;
+  auto on_interval = [&](const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end) {
+    total += batch.records_size();
+    if (quiet) return;
+    for (const v1::Record& rec : batch.records()) {
+      if (rec.role() == v1::ROLE_TARGET) {
+        summary.Add(nullptr, &rec);
+      } else {
+        summary.Add(&rec, nullptr);
+      }
+    }
+    if (!interval_end) return;
+    for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
+      std::cerr << line << "\n";
+  };
+  absl::Status st = r.Run(**sink, stop, on_interval);
+  if (!st.ok()) {
+    std::cerr << "ntprofd record: " << st.message() << "\n";
+    return daemon_cli::kFailed;
+  }
+  if (!quiet)
+    std::cerr << "ntprofd: " << r.stop_reason() << "; sampling switched off; " << total
+              << " records in " << req.output << "\n";
+  return daemon_cli::kOk;
+}
+
+}  // namespace ntprof::agent::spdk

@@ -1,0 +1,96 @@
+// SpdkRecorder: one recording of SPDK targets or hosts (`ntprofd record --spdk-target|--spdk-host`)
+// from start to a finalized sink:
+//   find the processes (PID, or every process of a BINARY, also those that start later: /proc is
+//   rescanned), attach to their `ntprof` USDT probes, write the sample rate and salt into each,
+//   turn each probe firing into a record, cut a RecordBatch per interval - and switch sampling
+//   off (rate 0) in every process when the recording ends, whatever ends it.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "batch_sink.h"
+#include "ntprof/v1/record.pb.h"
+#include "probe_control.h"
+#include "spdk_process_finder.h"
+#include "spdk_usdt_probes.h"
+
+namespace ntprof::agent::spdk {
+
+struct SpdkRecordingOptions {
+  SpdkRole role = SpdkRole::kTarget;
+  std::vector<std::string> targets;  // BINARY or PID, as given
+  uint32_t sample_rate = 0;
+  uint64_t salt = 0;
+  double duration_s = 0;  // 0: until stopped
+  double interval_s = 1;
+  double rescan_s = 0.25;  // how often /proc is searched for new and exited processes
+  v1::Transport transport = v1::TRANSPORT_TCP;  // for the file header; records carry their own
+  std::string session_name;
+};
+
+class SpdkRecorder {
+ public:
+  using LogCallback = std::function<void(const std::string&)>;
+  using IntervalCallback =
+      std::function<void(const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end)>;
+
+  // Checks the arguments (clear errors for a binary without probes, a PID that is gone or not
+  // built with the contract), loads the BPF program and attaches to the processes running now.
+  static absl::StatusOr<std::unique_ptr<SpdkRecorder>> Start(const SpdkRecordingOptions& options,
+                                                             LogCallback log = nullptr);
+  // Switches sampling off in every process still attached.
+  ~SpdkRecorder();
+
+  const v1::FileHeader& header() const { return header_; }
+  // Records until stop is set, the duration elapses, or every process named by PID has exited
+  // (with no BINARY to wait for); then switches sampling off and finalizes the sink.
+  absl::Status Run(BatchSink& sink, const std::atomic<bool>& stop,
+                   const IntervalCallback& on_interval = nullptr);
+  const std::string& stop_reason() const { return stop_reason_; }
+  size_t attached_processes() const { return processes_.size(); }
+
+ private:
+  struct Tracked {
+    uint64_t start_time = 0;
+    std::string comm;
+    std::vector<ControlBlock> controls;
+  };
+
+  SpdkRecorder(SpdkRecordingOptions options, LogCallback log);
+  // Finds new processes and forgets exited ones.
+  void Rescan();
+  absl::Status Track(pid_t pid);
+  void StopSampling(pid_t pid, Tracked& t);
+  void OnEvent(const ntprof_spdk_event& e);
+  absl::Status FlushBatch(BatchSink& sink, const IntervalCallback& on_interval, bool interval_end);
+  v1::LossCounters Losses() const;
+  void Log(const std::string& line) const {
+    if (log_) log_(line);
+  }
+
+  SpdkRecordingOptions options_;
+  LogCallback log_;
+  std::unique_ptr<SpdkProcessFinder> finder_;
+  std::unique_ptr<SpdkUsdtProbes> probes_;
+  std::map<pid_t, Tracked> processes_;
+  std::map<pid_t, uint64_t> rejected_;  // pid -> start time: not ours
+  std::map<pid_t, uint64_t> exited_;    // pid -> start time: recorded, then exited
+  std::map<pid_t, uint64_t> first_seen_ns_;  // matching processes not attachable yet
+  v1::FileHeader header_;
+  std::string agent_;
+  std::string stop_reason_;
+
+  v1::RecordBatch batch_;
+  uint64_t seq_ = 0;
+  uint64_t interval_start_ns_ = 0;
+  uint64_t missing_stamp_ = 0;
+  uint64_t unusable_ = 0;
+};
+
+}  // namespace ntprof::agent::spdk
