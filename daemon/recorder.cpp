@@ -123,24 +123,19 @@ absl::Status Recorder::FlushBatch(BatchSink& sink, const IntervalCallback& on_in
       out.set_writes(out.writes() + c.writes - prev.writes);
       out.set_read_bytes(out.read_bytes() + c.read_bytes - prev.read_bytes);
       out.set_write_bytes(out.write_bytes() + c.write_bytes - prev.write_bytes);
-      out.set_interval_start_ns(interval_start_ns_);
+      out.set_interval_start_ns(batch_.interval_start_ns());
       out.set_interval_end_ns(now);
     }
-    for (auto& [name, c] : by_name) *batch_.add_counters() = c;
+    for (auto& [name, c] : by_name) *batch_.batch().add_counters() = c;
   }
   KernelLosses k = engine_->ReadLosses();
-  v1::LossCounters* l = batch_.mutable_losses();
+  v1::LossCounters* l = batch_.batch().mutable_losses();
   l->set_ring_buffer_full(k.ring_buffer_full);
   l->set_inflight_table_full(k.inflight_table_full);
   l->set_evicted_incomplete(evicted_);
   l->set_missing_stamp(missing_stamp_);
   l->set_nested_probe_miss(k.nested_probe_miss);
-  batch_.set_seq(++seq_);
-  absl::Status st = sink.WriteBatch(batch_);
-  if (st.ok() && on_interval) on_interval(batch_, now - interval_start_ns_, interval_end);
-  if (interval_end) interval_start_ns_ = now;
-  batch_.Clear();
-  return st;
+  return batch_.Flush(sink, on_interval, interval_end, now);
 }
 
 absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
@@ -150,13 +145,13 @@ absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
   const uint64_t end = options_.duration_s > 0
                            ? start + static_cast<uint64_t>(options_.duration_s * 1e9)
                            : UINT64_MAX;
-  interval_start_ns_ = start;
+  batch_.Begin(start);
   uint64_t next_interval = start + interval_ns;
   absl::Status failure;
 
   RecordCallback on_record = [&](const ntprof_record& rec) {
     if (MissesCoreStamp(rec)) ++missing_stamp_;
-    *batch_.add_records() = ConvertRecord(rec, identity_.Resolve(rec), agent_);
+    *batch_.batch().add_records() = ConvertRecord(rec, identity_.Resolve(rec), agent_);
     ++records_;
   };
 
@@ -185,7 +180,7 @@ absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
         stop_reason_ = "device " + options_.session.device + " disappeared";
         break;
       }
-    } else if (batch_.records_size() >= kMaxBatchRecords) {
+    } else if (batch_.batch().records_size() >= kMaxBatchRecords) {
       if (absl::Status st = FlushBatch(sink, on_interval, false); !st.ok()) {
         failure = st;
         break;

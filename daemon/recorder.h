@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "agent_engine.h"
 #include "batch_sink.h"
+#include "interval_batch.h"
 #include "record_converter.h"
 
 namespace ntprof::agent {
@@ -28,10 +29,7 @@ inline constexpr uint64_t kEvictAfterNs = 30ull * 1000 * 1000 * 1000;
 
 class Recorder {
  public:
-  // interval_end: the batch closes an interval (it carries the device counters); false for a batch
-  // cut early because the interval had many records.
-  using IntervalCallback =
-      std::function<void(const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end)>;
+  using IntervalCallback = agent::IntervalCallback;
 
   static absl::StatusOr<std::unique_ptr<Recorder>> Start(const RecordingOptions& options,
                                                          const KernelFacts& facts,
@@ -60,9 +58,7 @@ class Recorder {
   std::string agent_;
   std::string stop_reason_;
 
-  v1::RecordBatch batch_;
-  uint64_t seq_ = 0;
-  uint64_t interval_start_ns_ = 0;
+  IntervalBatch batch_;
   std::map<uint32_t, ntprof_dev_counters> last_counters_;
   uint64_t evicted_ = 0;
   uint64_t missing_stamp_ = 0;

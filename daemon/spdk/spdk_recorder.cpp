@@ -166,7 +166,7 @@ void SpdkRecorder::OnEvent(const ntprof_spdk_event& e) {
   if (SpdkRecordMissesStamp(*rec)) ++missing_stamp_;
   auto t = processes_.find(static_cast<pid_t>(e.pid));
   const std::string comm = t != processes_.end() ? t->second.comm : absl::StrCat("pid", e.pid);
-  *batch_.add_records() = ConvertRecord(*rec, SpdkIdentity(e, comm), agent_);
+  *batch_.batch().add_records() = ConvertRecord(*rec, SpdkIdentity(e, comm), agent_);
 }
 
 v1::LossCounters SpdkRecorder::Losses() const {
@@ -179,13 +179,8 @@ v1::LossCounters SpdkRecorder::Losses() const {
 absl::Status SpdkRecorder::FlushBatch(BatchSink& sink, const IntervalCallback& on_interval,
                                       bool interval_end) {
   const uint64_t now = ClockNs(CLOCK_MONOTONIC);
-  *batch_.mutable_losses() = Losses();
-  batch_.set_seq(++seq_);
-  absl::Status st = sink.WriteBatch(batch_);
-  if (st.ok() && on_interval) on_interval(batch_, now - interval_start_ns_, interval_end);
-  if (interval_end) interval_start_ns_ = now;
-  batch_.Clear();
-  return st;
+  *batch_.batch().mutable_losses() = Losses();
+  return batch_.Flush(sink, on_interval, interval_end, now);
 }
 
 absl::Status SpdkRecorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
@@ -197,7 +192,7 @@ absl::Status SpdkRecorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
                                                : UINT64_MAX;
   const bool only_pids = std::all_of(finder_->specs().begin(), finder_->specs().end(),
                                      [](const SpdkTargetSpec& s) { return s.pid.has_value(); });
-  interval_start_ns_ = start;
+  batch_.Begin(start);
   uint64_t next_interval = start + interval_ns, next_rescan = start + rescan_ns;
   const SpdkUsdtProbes::EventCallback on_event = [this](const ntprof_spdk_event& e) { OnEvent(e); };
   absl::Status failure;
@@ -224,7 +219,7 @@ absl::Status SpdkRecorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
         failure = st;
         break;
       }
-    } else if (batch_.records_size() >= kMaxBatchRecords) {
+    } else if (batch_.batch().records_size() >= kMaxBatchRecords) {
       if (absl::Status st = FlushBatch(sink, on_interval, false); !st.ok()) {
         failure = st;
         break;

@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "batch_sink.h"
+#include "interval_batch.h"
 #include "ntprof/v1/record.pb.h"
 #include "probe_control.h"
 #include "spdk_process_finder.h"
@@ -37,8 +38,7 @@ struct SpdkRecordingOptions {
 class SpdkRecorder {
  public:
   using LogCallback = std::function<void(const std::string&)>;
-  using IntervalCallback =
-      std::function<void(const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end)>;
+  using IntervalCallback = agent::IntervalCallback;
 
   // Checks the arguments (clear errors for a binary without probes, a PID that is gone or not
   // built with the contract), loads the BPF program and attaches to the processes running now.
@@ -86,9 +86,7 @@ class SpdkRecorder {
   std::string agent_;
   std::string stop_reason_;
 
-  v1::RecordBatch batch_;
-  uint64_t seq_ = 0;
-  uint64_t interval_start_ns_ = 0;
+  IntervalBatch batch_;
   uint64_t missing_stamp_ = 0;
   uint64_t unusable_ = 0;
 };

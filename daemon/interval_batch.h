@@ -1,0 +1,37 @@
+// The batch a recording fills between flushes: numbered per agent, tied to the interval it belongs
+// to, written to a sink and shown to the interval callback. Shared by the kernel and SPDK recorders.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "batch_sink.h"
+#include "ntprof/v1/record.pb.h"
+
+namespace ntprof::agent {
+
+// interval_end: the batch closes an interval (it carries the device counters); false for a batch
+// cut early because the interval had many records.
+using IntervalCallback =
+    std::function<void(const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end)>;
+
+class IntervalBatch {
+ public:
+  void Begin(uint64_t start_ns) { interval_start_ns_ = start_ns; }
+
+  v1::RecordBatch& batch() { return batch_; }
+  uint64_t interval_start_ns() const { return interval_start_ns_; }
+
+  // Numbers the batch, writes it, shows it to on_interval, and starts the next one (a new
+  // interval too when interval_end).
+  absl::Status Flush(BatchSink& sink, const IntervalCallback& on_interval, bool interval_end,
+                     uint64_t now_ns);
+
+ private:
+  v1::RecordBatch batch_;
+  uint64_t seq_ = 0;
+  uint64_t interval_start_ns_ = 0;
+};
+
+}  // namespace ntprof::agent
