@@ -3,9 +3,10 @@
 
   check_run.py NTPROFCTL consistent RUN_DIR [--latency]
                                              100 % matched, every stage >= 0, stages sum to end to end;
-                                             with --latency also: host end to end within 5 % of the
-                                             block layer's own accounting (record with -s 1 so every
-                                             command carries the same probes), fio's latency printed
+                                             with --latency also: host end to end at most 10 % below
+                                             and 2 % above the block layer's own accounting (record
+                                             with -s 1 so every command carries the same probes);
+                                             fio's latencies printed
   check_run.py NTPROFCTL shift BASE_DIR NEW_DIR STAGE MICROSECONDS
                                              STAGE's mean rose by MICROSECONDS +- 10 %, and no other
                                              stage moved by more than 10 % of it
@@ -72,9 +73,13 @@ def latency(run_dir):
     g = io_group(report(run_dir))
     e2e = g["latency"]["mean_us"]
     kernel_us = diskstat_mean_us(run_dir, g["op"])
+    # The kernel's accounting starts at the same rq->start_time_ns as H0 but closes in
+    # __blk_mq_end_request, after the bio completion callbacks (direct I/O, the io_uring CQE, the
+    # wake-up of fio) that follow block_rq_complete (H5). So end to end may sit below it by those
+    # callbacks (measured 2.8-5.3 % under TCG), never noticeably above it.
     gap = (kernel_us - e2e) / kernel_us * 100
-    check(abs(gap) <= 5, f"{run_dir} {g['name']}: end to end {e2e:.1f} us vs the block layer's "
-                         f"accounting {kernel_us:.1f} us ({gap:+.1f} %, within 5 %)")
+    check(-2 <= gap <= 10, f"{run_dir} {g['name']}: end to end {e2e:.1f} us vs the block layer's "
+                           f"accounting {kernel_us:.1f} us ({gap:+.1f} %, within -2..+10 %)")
     # fio is reported, not asserted: under emulation its clat misses or adds whole system calls
     # (io_uring: the capsule is sent inside the submit call, before clat starts; psync: clat adds
     # the syscall and the wake-up, 200+ us under TCG). The README explains the gap.
