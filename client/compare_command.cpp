@@ -1,13 +1,18 @@
 #include "compare_command.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 
 #include "comparison.h"
+#include "collector_target.h"
 #include "exit_codes.h"
 #include "output_format.h"
 #include "recording_set.h"
 #include "report_json.h"
 #include "report_text.h"
+#include "session_download.h"
 
 namespace ntprof::cli {
 namespace {
@@ -16,9 +21,55 @@ struct CompareArgs {
   std::string base;
   std::string next;
   std::string format = "text";
+  CollectorFlags collector;
 };
 
-absl::StatusOr<Report> ReportOf(const std::string& arg) {
+// Both sides are sessions: the collector compares them.
+int RunSessionCompare(const CompareArgs& args) {
+  return WithCollector<v1::Collector>("compare", args.collector, [&](auto& stub, auto& target) {
+    v1::CompareRequest request;
+    request.set_base_session(args.base);
+    request.set_new_session(args.next);
+    request.set_format(args.format == "json" ? v1::OUTPUT_JSON : v1::OUTPUT_TEXT);
+    v1::RenderedOutput output;
+    const grpc::Status status = stub.Compare(UnaryContext().get(), request, &output);
+    if (!status.ok()) return RpcFailure("compare", target, status);
+    std::cout << output.text();
+    return kOk;
+  });
+}
+
+// A session against files: the session's records are fetched into a temporary directory.
+struct SessionCopy {
+  std::filesystem::path dir;
+  ~SessionCopy() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+absl::StatusOr<Report> ReportOf(const std::string& arg, const CollectorFlags& collector,
+                                SessionCopy* copy, int* rpc_exit) {
+  if (NamesSession(arg)) {
+    copy->dir = std::filesystem::temp_directory_path() /
+                ("ntprofctl-compare-" + std::to_string(::getpid()) + "-" + arg);
+    int exit = WithCollector<v1::Collector>("compare", collector, [&](auto& stub, auto& target) {
+      Download download = DownloadSession(stub, arg, copy->dir, false);
+      if (!download.rpc.ok()) return RpcFailure("compare", target, download.rpc);
+      if (!download.local_error.empty()) {
+        std::cerr << "ntprofctl compare: " << download.local_error << "\n";
+        return kFailed;
+      }
+      return kOk;
+    });
+    if (exit != kOk) {
+      *rpc_exit = exit;
+      return absl::UnavailableError("");  // already reported
+    }
+    auto report = ReportOf(copy->dir.string(), {}, nullptr, rpc_exit);
+    if (report.ok()) report->title = "session " + arg;
+    return report;
+  }
   auto files = ExpandRecordingArgs({arg});
   if (!files.ok()) return files.status();
   auto set = RecordingSet::Open(*files);
@@ -27,13 +78,18 @@ absl::StatusOr<Report> ReportOf(const std::string& arg) {
 }
 
 int RunCompare(const CompareArgs& args) {
-  auto base = ReportOf(args.base);
+  if (NamesSession(args.base) && NamesSession(args.next)) return RunSessionCompare(args);
+  SessionCopy base_copy, next_copy;
+  int rpc_exit = kOk;
+  auto base = ReportOf(args.base, args.collector, &base_copy, &rpc_exit);
   if (!base.ok()) {
+    if (rpc_exit != kOk) return rpc_exit;
     std::cerr << "ntprofctl compare: " << base.status().message() << "\n";
     return kBadInput;
   }
-  auto next = ReportOf(args.next);
+  auto next = ReportOf(args.next, args.collector, &next_copy, &rpc_exit);
   if (!next.ok()) {
+    if (rpc_exit != kOk) return rpc_exit;
     std::cerr << "ntprofctl compare: " << next.status().message() << "\n";
     return kBadInput;
   }
@@ -52,18 +108,20 @@ void AddCompareCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* cmd = app.add_subcommand("compare", "Compare two runs stage by stage");
   cmd->footer(R"HELP(
-BASE and NEW are each one run: a directory of .ntp files, one file, or a comma-separated list of
-files (host and target halves). For every group present in both runs, prints each stage's mean
-side by side with the difference and ratio, and names the stage whose mean grew most (absolute)
-and, if different, the one with the largest ratio. Two runs on different transports (TCP vs RDMA)
-print with the transports as column heads.
+BASE and NEW are each one run: a directory of .ntp files, one file, a comma-separated list of
+files (host and target halves), or the name of a session on the collector. For every group present
+in both runs, prints each stage's mean side by side with the difference and ratio, and names the
+stage whose mean grew most (absolute) and, if different, the one with the largest ratio. Two runs
+on different transports (TCP vs RDMA) print with the transports as column heads.
 
 Examples:
   ntprofctl compare baseline/ slow-drive/
+  ntprofctl compare base slow-drive          # two sessions on the collector
   ntprofctl compare tcp/host.ntp,tcp/target.ntp rdma/host.ntp,rdma/target.ntp -o json)HELP");
   cmd->add_option("base", args->base, "The run to compare against")->required();
   cmd->add_option("new", args->next, "The run to compare")->required();
   AddOutputFlag(cmd, &args->format);
+  AddCollectorFlags(cmd, &args->collector);
   cmd->callback([args, exit_code] { *exit_code = RunCompare(*args); });
 }
 

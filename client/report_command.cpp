@@ -2,7 +2,9 @@
 
 #include <iostream>
 
+#include "collector_target.h"
 #include "exit_codes.h"
+#include "ntprof/v1/collector.grpc.pb.h"
 #include "output_format.h"
 #include "recording_set.h"
 #include "report_json.h"
@@ -17,9 +19,26 @@ struct ReportArgs {
   std::string format = "text";
   double window_s = 10;
   bool salvage = false;
+  CollectorFlags collector;
 };
 
+// The collector renders a session's report with the same code as a file report.
+int RunSessionReport(const ReportArgs& args) {
+  return WithCollector<v1::Collector>("report", args.collector, [&](auto& stub, auto& target) {
+    v1::ReportRequest request;
+    request.set_session(args.inputs.front());
+    request.set_detail(args.detail);
+    request.set_format(args.format == "json" ? v1::OUTPUT_JSON : v1::OUTPUT_TEXT);
+    v1::RenderedOutput output;
+    const grpc::Status status = stub.Report(UnaryContext().get(), request, &output);
+    if (!status.ok()) return RpcFailure("report", target, status);
+    std::cout << output.text();
+    return kOk;
+  });
+}
+
 int RunReport(const ReportArgs& args) {
+  if (args.inputs.size() == 1 && NamesSession(args.inputs.front())) return RunSessionReport(args);
   auto files = ExpandRecordingArgs(args.inputs);
   if (!files.ok()) {
     std::cerr << "ntprofctl report: " << files.status().message() << "\n";
@@ -56,16 +75,19 @@ Reads .ntp recordings (a host file, a target file, or both halves of one run), j
 target record of every sampled command, and prints per group (operation, size, device) the latency
 and how it splits into stages: host block layer, host driver, network, target driver, storage.
 A host file alone shows "network and target (not recorded)"; a target file alone shows the target's
-stages. Arguments may be files, directories of .ntp files, or comma-separated lists.
+stages. Arguments may be files, directories of .ntp files, or comma-separated lists. One name that
+is not a file on disk names a session: the collector reports it, in the same layout.
 
 Examples:
+  ntprofctl report base                  # session "base" on the collector
   ntprofctl report run1/host.ntp run1/target.ntp
   ntprofctl report run1/ --detail
   ntprofctl report run1/ -o json | jq '.groups[0].stages'
 
 Exit status: 0 on success, 2 when a recording is unreadable, corrupt or does not belong with the
-others (the message names the file and the problem; nothing else is printed).)HELP");
-  cmd->add_option("recordings", args->inputs, "Recordings: .ntp files or directories")
+others (the message names the file and the problem; nothing else is printed) or the session is
+unknown, 1 when the collector cannot be reached.)HELP");
+  cmd->add_option("recordings", args->inputs, "Recordings (.ntp files or directories) or a session")
       ->required();
   cmd->add_flag("--detail", args->detail,
                 "Also print the components of each stage (n, mean, L, p50, p99)");
@@ -76,6 +98,7 @@ others (the message names the file and the problem; nothing else is printed).)HE
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--salvage", args->salvage,
                 "Read the intact batches of a truncated recording instead of refusing it");
+  AddCollectorFlags(cmd, &args->collector);
   cmd->callback([args, exit_code] { *exit_code = RunReport(*args); });
 }
 

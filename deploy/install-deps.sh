@@ -10,7 +10,7 @@ packages=(
   # BPF: compiler, skeleton generator, loader
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
   # control plane and libraries
-  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libabsl-dev
+  protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libabsl-dev libssl-dev openssl
   libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
   # USDT (probe contract) and tests
   systemtap-sdt-dev catch2

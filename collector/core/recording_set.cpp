@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "loss_counters.h"
 #include "report_builder.h"
 
 namespace ntprof {
@@ -68,15 +69,6 @@ absl::Status Advance(Cursor* c, ReportBuilder* builder) {
     if (c->batch.has_losses()) c->losses = c->batch.losses();
   }
   return absl::OkStatus();
-}
-
-void AddLosses(const v1::LossCounters& from, v1::LossCounters* to) {
-  to->set_ring_buffer_full(to->ring_buffer_full() + from.ring_buffer_full());
-  to->set_inflight_table_full(to->inflight_table_full() + from.inflight_table_full());
-  to->set_evicted_incomplete(to->evicted_incomplete() + from.evicted_incomplete());
-  to->set_missing_stamp(to->missing_stamp() + from.missing_stamp());
-  to->set_spool_full(to->spool_full() + from.spool_full());
-  to->set_nested_probe_miss(to->nested_probe_miss() + from.nested_probe_miss());
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "report_json.h"
 
+#include "loss_counters.h"
+
 namespace ntprof {
 namespace {
 
@@ -58,12 +60,9 @@ nlohmann::json GroupJson(const GroupReport& g) {
 }
 
 nlohmann::json LossesJson(const v1::LossCounters& l) {
-  return {{"ring_buffer_full", l.ring_buffer_full()},
-          {"inflight_table_full", l.inflight_table_full()},
-          {"evicted_incomplete", l.evicted_incomplete()},
-          {"missing_stamp", l.missing_stamp()},
-          {"spool_full", l.spool_full()},
-          {"nested_probe_miss", l.nested_probe_miss()}};
+  nlohmann::json j = nlohmann::json::object();
+  ForEachLoss(l, [&](const std::string& cause, uint64_t n) { j[cause] = n; });
+  return j;
 }
 
 }  // namespace

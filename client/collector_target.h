@@ -1,0 +1,71 @@
+// Where ntprofctl finds the collector, and how it talks to it.
+//
+// Address, first found wins: --collector, $NTPROF_COLLECTOR, `collector = ...` in
+// ~/.config/ntprof/ntprofctl.conf, then /etc/ntprof/ntprofctl.conf, else localhost:7420 (the
+// collector's default listener). The config file also takes tls-ca, tls-cert and tls-key lines.
+// Unix sockets and localhost speak plaintext unless a TLS file is given; any other address uses TLS
+// (system CA roots unless --tls-ca).
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <memory>
+#include <string>
+
+namespace ntprof::cli {
+
+inline constexpr const char* kDefaultCollector = "localhost:7420";
+
+struct CollectorFlags {
+  std::string address;
+  std::string tls_ca;
+  std::string tls_cert;
+  std::string tls_key;
+  bool insecure = false;
+};
+
+// Adds --collector, --tls-ca, --tls-cert, --tls-key, --insecure to a verb.
+void AddCollectorFlags(CLI::App* cmd, CollectorFlags* flags);
+// The same without --collector (for a verb that talks to an agent).
+void AddTlsFlags(CLI::App* cmd, CollectorFlags* flags);
+
+// A report/compare argument that is not a recording on disk names a session on the collector.
+bool NamesSession(const std::string& arg);
+
+struct CollectorTarget {
+  std::string address;
+  std::string source;  // where the address came from, for error messages
+  std::shared_ptr<grpc::Channel> channel;
+};
+
+// Fills the gaps in flags from the environment and the config files, then opens a channel. Fails
+// (with a message naming the file) only when a TLS file cannot be read.
+bool OpenCollector(const CollectorFlags& flags, CollectorTarget* target, std::string* error);
+// Same for an agent's address (`probe`): no config lookup.
+bool OpenChannel(const std::string& address, const CollectorFlags& tls,
+                 std::shared_ptr<grpc::Channel>* channel, std::string* error);
+
+// Prints one line for a failed call and returns the exit status: 1 when the collector cannot be
+// reached or failed, 2 when it refused the request as bad input.
+int RpcFailure(const std::string& verb, const CollectorTarget& target, const grpc::Status& status);
+
+// A context with a deadline for unary calls.
+std::unique_ptr<grpc::ClientContext> UnaryContext();
+
+// Opens the collector and runs fn(stub, target), or prints why it could not; returns the exit
+// status.
+template <typename Stub, typename Fn>
+int WithCollector(const std::string& verb, const CollectorFlags& flags, Fn fn) {
+  CollectorTarget target;
+  std::string error;
+  if (!OpenCollector(flags, &target, &error)) {
+    std::cerr << "ntprofctl " << verb << ": " << error << "\n";
+    return 2;  // kBadInput: an unreadable TLS file
+  }
+  auto stub = Stub::NewStub(target.channel);
+  return fn(*stub, target);
+}
+
+}  // namespace ntprof::cli

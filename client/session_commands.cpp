@@ -1,0 +1,161 @@
+#include "session_commands.h"
+
+#include <iostream>
+
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "collector_target.h"
+#include "exit_codes.h"
+#include "ntprof/v1/collector.grpc.pb.h"
+
+namespace ntprof::cli {
+namespace {
+
+struct StartArgs {
+  CollectorFlags collector;
+  std::string name;
+  uint32_t sample_rate = 0;
+  std::vector<std::string> hosts, targets, subsystems, devices;
+  uint32_t duration_s = 0;
+  uint64_t salt = 0;
+};
+
+struct NameArgs {
+  CollectorFlags collector;
+  std::string name;
+};
+
+const char* RoleName(v1::Role role) {
+  return role == v1::ROLE_HOST ? "host" : role == v1::ROLE_TARGET ? "target" : "?";
+}
+
+void PrintSession(const v1::SessionInfo& s) {
+  std::cout << absl::StrFormat("session %s: %s, 1 in %d, salt %d", s.name(),
+                               s.state() == v1::SESSION_RUNNING ? "running" : "stopped",
+                               s.sample_rate(), s.salt());
+  if (s.duration_s() != 0) std::cout << ", " << s.duration_s() << " s";
+  std::cout << "\n";
+  for (const auto& a : s.agents()) {
+    std::cout << absl::StrFormat("  %-24s %-6s %-12s %d records in %d batches\n", a.hostname(),
+                                 RoleName(a.role()), a.connected() ? "connected" : "disconnected",
+                                 a.records(), a.batches());
+  }
+  std::cout << absl::StrFormat("  live join: %d matched, %d host only, %d target only\n",
+                               s.matched(), s.host_only(), s.target_only());
+  for (const auto& note : s.notes()) std::cout << "  note: " << note << "\n";
+}
+
+int RunStart(const StartArgs& args) {
+  return WithCollector<v1::Collector>("start", args.collector, [&](auto& stub, auto& target) {
+    v1::StartSessionRequest request;
+    request.set_name(args.name);
+    request.set_sample_rate(args.sample_rate);
+    request.set_salt(args.salt);
+    request.set_duration_s(args.duration_s);
+    for (const auto& h : args.hosts) request.add_hosts(h);
+    for (const auto& t : args.targets) request.add_targets(t);
+    for (const auto& s : args.subsystems) request.add_subsystems(s);
+    for (const auto& d : args.devices) request.add_devices(d);
+    v1::SessionInfo info;
+    const grpc::Status status = stub.StartSession(UnaryContext().get(), request, &info);
+    if (!status.ok()) return RpcFailure("start", target, status);
+    PrintSession(info);
+    return kOk;
+  });
+}
+
+int RunStop(const NameArgs& args) {
+  return WithCollector<v1::Collector>("stop", args.collector, [&](auto& stub, auto& target) {
+    v1::StopSessionRequest request;
+    request.set_name(args.name);
+    v1::SessionInfo info;
+    const grpc::Status status = stub.StopSession(UnaryContext().get(), request, &info);
+    if (!status.ok()) return RpcFailure("stop", target, status);
+    PrintSession(info);
+    return kOk;
+  });
+}
+
+int RunStatus(const NameArgs& args) {
+  return WithCollector<v1::Collector>("status", args.collector, [&](auto& stub, auto& target) {
+    v1::ListSessionsReply reply;
+    const grpc::Status status = stub.ListSessions(UnaryContext().get(), {}, &reply);
+    if (!status.ok()) return RpcFailure("status", target, status);
+    std::cout << "collector " << target.address << ": " << reply.agents_size()
+              << " agent(s) connected\n";
+    for (const auto& a : reply.agents()) {
+      std::cout << absl::StrFormat("  %-24s %-6s from %s, acked seq %d, %d duplicates, %d lost\n",
+                                   a.hostname(), RoleName(a.role()), a.peer(), a.acked_seq(),
+                                   a.duplicates(), a.gaps());
+    }
+    bool found = args.name.empty();
+    for (const auto& s : reply.sessions()) {
+      if (!args.name.empty() && s.name() != args.name) continue;
+      found = true;
+      PrintSession(s);
+    }
+    if (!found) {
+      std::cerr << "ntprofctl status: no session named '" << args.name << "'\n";
+      return kBadInput;
+    }
+    return kOk;
+  });
+}
+
+}  // namespace
+
+void AddSessionCommands(CLI::App& app, int* exit_code) {
+  auto start = std::make_shared<StartArgs>();
+  CLI::App* cmd = app.add_subcommand("start", "Start a recording session on the cluster");
+  cmd->footer(R"HELP(
+Asks the collector to start session NAME on the selected agents: every connected host and target
+agent, or only those named with --hosts / --targets. All of them sample the same one command in N
+with one salt, so the collector joins each command's host and target halves.
+
+Examples:
+  ntprofctl start base -s 100
+  ntprofctl start slow-drive -s 10 --hosts web1,web2 --targets array1 -d 60
+
+Exit status: 0 started, 1 collector unreachable, 2 bad name, a name already used, or an agent
+that is not connected (the message lists the connected ones).)HELP");
+  cmd->add_option("name", start->name, "Session name: letters, digits, . _ -")->required();
+  cmd->add_option("-s,--sample", start->sample_rate, "Sample one command in N")
+      ->required()
+      ->check(CLI::Range(1u, 1u << 30));
+  cmd->add_option("--hosts", start->hosts, "Host agents (hostnames); default all")->delimiter(',');
+  cmd->add_option("--targets", start->targets, "Target agents (hostnames); default all")
+      ->delimiter(',');
+  cmd->add_option("--subsystems", start->subsystems, "Only these subsystem NQNs")->delimiter(',');
+  cmd->add_option("--devices", start->devices, "Only these block devices")->delimiter(',');
+  cmd->add_option("-d,--duration", start->duration_s, "Stop after SECONDS (default: at `stop`)");
+  cmd->add_option("--salt", start->salt, "Sampling salt (default: chosen by the collector)");
+  AddCollectorFlags(cmd, &start->collector);
+  cmd->callback([start, exit_code] { *exit_code = RunStart(*start); });
+
+  auto stop = std::make_shared<NameArgs>();
+  cmd = app.add_subcommand("stop", "Stop a recording session");
+  cmd->footer(R"HELP(
+Stops session NAME on its agents. Its records stay on the collector for report, compare and export.
+
+Examples:
+  ntprofctl stop base && ntprofctl report base
+  ntprofctl stop base --collector unix:///run/ntprof/collector.sock)HELP");
+  cmd->add_option("name", stop->name, "Session name")->required();
+  AddCollectorFlags(cmd, &stop->collector);
+  cmd->callback([stop, exit_code] { *exit_code = RunStop(*stop); });
+
+  auto status = std::make_shared<NameArgs>();
+  cmd = app.add_subcommand("status", "Connected agents and sessions");
+  cmd->footer(R"HELP(
+Lists the agents connected to the collector (with their stream's acked sequence number, duplicates
+discarded and batches declared lost) and every session with its records per agent.
+
+Examples:
+  ntprofctl status
+  ntprofctl status base --collector collector1:7420 --tls-ca ca.pem)HELP");
+  cmd->add_option("name", status->name, "Only this session");
+  AddCollectorFlags(cmd, &status->collector);
+  cmd->callback([status, exit_code] { *exit_code = RunStatus(*status); });
+}
+
+}  // namespace ntprof::cli

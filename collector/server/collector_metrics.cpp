@@ -1,0 +1,109 @@
+#include "collector_metrics.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "loss_counters.h"
+#include "report_builder.h"
+#include "stage_model.h"
+
+namespace ntprof::collector {
+namespace {
+
+// Upper bounds in seconds: 1 us .. 1 s, enough resolution for NVMe latencies.
+constexpr std::array<double, 16> kBounds = {1e-6,   2e-6, 5e-6, 10e-6, 20e-6, 50e-6, 100e-6, 200e-6,
+                                            500e-6, 1e-3, 2e-3, 5e-3,  10e-3, 50e-3, 200e-3, 1.0};
+
+struct CounterInfo {
+  const char* name;
+  const char* help;
+};
+
+constexpr std::array<CounterInfo, static_cast<size_t>(Counter::kCount)> kCounterInfo = {{
+    {"ntprof_collector_batches_total", "Record batches stored"},
+    {"ntprof_collector_records_total", "Records stored"},
+    {"ntprof_collector_duplicate_messages_total",
+     "Agent messages discarded as already held (replays)"},
+    {"ntprof_collector_sequence_lost_total",
+     "Agent sequence numbers declared lost (spool overflow)"},
+    {"ntprof_collector_records_rejected_total", "Records refused for impossible stamps"},
+    {"ntprof_collector_unknown_session_total",
+     "Agent messages for sessions the collector does not know"},
+    {"ntprof_collector_bad_agent_messages_total", "Agent stream protocol violations"},
+    {"ntprof_collector_requests_rejected_total", "Client requests refused (bad input)"},
+    {"ntprof_collector_watch_updates_dropped_total", "Watch updates dropped for slow clients"},
+    {"ntprof_collector_join_matched_total", "Live join: host and target halves joined"},
+    {"ntprof_collector_join_host_only_total", "Live join: host halves left unmatched"},
+    {"ntprof_collector_join_target_only_total", "Live join: target halves left unmatched"},
+    {"ntprof_collector_store_errors_total", "Batches that could not be written to disk"},
+}};
+
+}  // namespace
+
+void CollectorMetrics::AddAgentLosses(const v1::LossCounters& delta) {
+  std::lock_guard lock(mu_);
+  AddLosses(delta, &losses_);
+}
+
+void CollectorMetrics::ObserveCommand(const v1::Record* host, const v1::Record* target) {
+  auto breakdown = BreakDown(host, target);
+  if (!breakdown) return;
+  const v1::Record& identity = host ? *host : *target;
+  const std::string op = OpName(identity.opcode());
+  const std::string role = host && target ? "joined" : host ? "host" : "target";
+  std::lock_guard lock(mu_);
+  for (size_t s = 0; s < kStageCount; ++s) {
+    if (!breakdown->stages[s]) continue;
+    const double seconds = static_cast<double>(*breakdown->stages[s]) / 1e9;
+    Histogram& h = stages_[{std::string(StageId(static_cast<Stage>(s))), op, role}];
+    size_t b = 0;
+    while (b < kBuckets && seconds > kBounds[b]) ++b;
+    if (b < kBuckets) ++h.counts[b];
+    ++h.count;
+    h.sum_s += seconds;
+  }
+}
+
+void CollectorMetrics::SetGauge(const std::string& name, double value) {
+  std::lock_guard lock(mu_);
+  gauges_[name] = value;
+}
+
+std::string CollectorMetrics::RenderPrometheus() const {
+  std::string out;
+  for (size_t i = 0; i < kCounterInfo.size(); ++i) {
+    absl::StrAppend(&out, "# HELP ", kCounterInfo[i].name, " ", kCounterInfo[i].help, "\n# TYPE ",
+                    kCounterInfo[i].name, " counter\n", kCounterInfo[i].name, " ",
+                    counters_[i].load(std::memory_order_relaxed), "\n");
+  }
+  std::lock_guard lock(mu_);
+  absl::StrAppend(&out,
+                  "# HELP ntprof_agent_lost_records_total Records agents lost, per cause\n"
+                  "# TYPE ntprof_agent_lost_records_total counter\n");
+  ForEachLoss(losses_, [&](const std::string& cause, uint64_t value) {
+    absl::StrAppend(&out, "ntprof_agent_lost_records_total{cause=\"", cause, "\"} ", value, "\n");
+  });
+  for (const auto& [name, value] : gauges_) {
+    absl::StrAppend(&out, "# TYPE ", name, " gauge\n", name, " ", value, "\n");
+  }
+  absl::StrAppend(&out,
+                  "# HELP ntprof_stage_latency_seconds Sampled command time per stage\n"
+                  "# TYPE ntprof_stage_latency_seconds histogram\n");
+  for (const auto& [key, h] : stages_) {
+    const auto& [stage, op, role] = key;
+    const std::string labels =
+        absl::StrFormat("stage=\"%s\",op=\"%s\",role=\"%s\"", stage, op, role);
+    uint64_t cumulative = 0;
+    for (size_t b = 0; b < kBuckets; ++b) {
+      cumulative += h.counts[b];
+      absl::StrAppend(&out, "ntprof_stage_latency_seconds_bucket{", labels,
+                      absl::StrFormat(",le=\"%g\"} ", kBounds[b]), cumulative, "\n");
+    }
+    absl::StrAppend(&out, "ntprof_stage_latency_seconds_bucket{", labels, ",le=\"+Inf\"} ", h.count,
+                    "\n", "ntprof_stage_latency_seconds_sum{", labels, "} ",
+                    absl::StrFormat("%.9f", h.sum_s), "\n", "ntprof_stage_latency_seconds_count{",
+                    labels, "} ", h.count, "\n");
+  }
+  return out;
+}
+
+}  // namespace ntprof::collector

@@ -1,0 +1,68 @@
+// What the collector exposes to Prometheus (GET /metrics): per-stage latency histograms with
+// low-cardinality labels (stage, op, role = which halves: joined, host, target), the agents' loss
+// counters per cause, and the collector's own counters (duplicates, gaps, refused input, drops).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+#include "ntprof/v1/record.pb.h"
+
+namespace ntprof::collector {
+
+enum class Counter {
+  kBatchesReceived,
+  kRecordsReceived,
+  kDuplicateMessages,    // replays the collector already held
+  kSequenceLost,         // sequence numbers declared lost by agents
+  kRecordsRejected,      // impossible stamps
+  kUnknownSession,       // batches for sessions the collector does not know
+  kBadAgentMessages,     // protocol violations on the agent stream
+  kRequestsRejected,     // ntprofctl requests refused (bad name, unknown session, ...)
+  kWatchUpdatesDropped,  // summed over watch clients
+  kJoinMatched,
+  kJoinHostOnly,
+  kJoinTargetOnly,
+  kStoreErrors,  // a batch could not be written to its session's file
+  kCount,
+};
+
+class CollectorMetrics {
+ public:
+  void Add(Counter counter, uint64_t n = 1) {
+    counters_[static_cast<size_t>(counter)].fetch_add(n, std::memory_order_relaxed);
+  }
+  uint64_t Get(Counter counter) const {
+    return counters_[static_cast<size_t>(counter)].load(std::memory_order_relaxed);
+  }
+  // Increase of an agent's cumulative loss counters since its previous batch.
+  void AddAgentLosses(const v1::LossCounters& delta);
+  // One outcome of a live join (or one half of a single-side session).
+  void ObserveCommand(const v1::Record* host, const v1::Record* target);
+
+  void SetGauge(const std::string& name, double value);
+  std::string RenderPrometheus() const;
+
+ private:
+  static constexpr size_t kBuckets = 16;
+  struct Histogram {
+    std::array<uint64_t, kBuckets> counts{};  // cumulative is computed when rendering
+    uint64_t count = 0;
+    double sum_s = 0;
+  };
+
+  std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
+  mutable std::mutex mu_;
+  std::map<std::tuple<std::string, std::string, std::string>, Histogram>
+      stages_;  // stage, op, role
+  v1::LossCounters losses_;
+  std::map<std::string, double> gauges_;
+};
+
+
+
+}  // namespace ntprof::collector

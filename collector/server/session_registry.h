@@ -1,0 +1,97 @@
+// The collector's state behind a plain C++ interface (the gRPC handlers only translate): the
+// connected agents, the sessions, what each agent's stream already delivered, the live join and
+// watch. Everything a session stored lives under data_dir, so a restarted collector knows its
+// sessions and which sequence numbers it holds, and a replaying agent is counted once.
+//
+//   data_dir/sessions/<name>/session.pb        the session's settings and state (SessionInfo)
+//   data_dir/sessions/<name>/*.ntp             its records, one file per agent (SessionFiles)
+//   data_dir/agents/<hostname>-<epoch>.lost    sequence numbers agents declared lost
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "agent_channel.h"
+#include "collector_metrics.h"
+#include "live_join.h"
+#include "ntprof/v1/collector.pb.h"
+#include "sequence_tracker.h"
+#include "session_files.h"
+#include "watch_hub.h"
+
+namespace ntprof::collector {
+
+struct RegistryOptions {
+  std::filesystem::path data_dir;
+  JoinOptions join{.window_ns = 10'000'000'000, .max_pending = 1'000'000};
+  std::function<int64_t()> wall_clock_ns;  // unset: CLOCK_REALTIME (tests inject their own)
+  size_t watch_queue = 64;
+};
+
+// A session's stored files, for Report, Compare and Export.
+struct StoredSession {
+  std::string name;
+  bool running = false;
+  std::vector<StoredFile> files;
+};
+
+class SessionRegistry {
+ public:
+  static absl::StatusOr<std::unique_ptr<SessionRegistry>> Open(RegistryOptions options,
+                                                               CollectorMetrics* metrics);
+  ~SessionRegistry();
+
+  // The agent stream. AttachAgent sends the Welcome (and then restarts the running sessions the
+  // agent should be recording). Errors are for the stream's status; records that cannot be used
+  // are counted and acked so that a bad batch never blocks an agent.
+  absl::StatusOr<v1::Welcome> AttachAgent(AgentChannel* channel, const v1::AgentHello& hello,
+                                          const std::string& peer);
+  void DetachAgent(AgentChannel* channel);
+  absl::StatusOr<v1::Ack> Ingest(AgentChannel* channel, const v1::AgentMessage& message);
+
+  absl::StatusOr<v1::SessionInfo> StartSession(const v1::StartSessionRequest& request);
+  absl::StatusOr<v1::SessionInfo> StopSession(const std::string& name);
+  v1::ListSessionsReply List() const;
+  absl::StatusOr<StoredSession> Stored(const std::string& name) const;
+
+  WatchHub& watch() { return watch_; }
+  // About once a second: expires the live joins, ends sessions past their duration, emits watch
+  // intervals.
+  void Tick();
+  int64_t Now() const { return options_.wall_clock_ns(); }
+
+ private:
+  struct Session;
+  struct Agent {
+    v1::AgentHello hello;
+    AgentKey key;
+    std::string peer;
+  };
+
+  SessionRegistry(RegistryOptions options, CollectorMetrics* metrics);
+  absl::Status Load();
+  std::unique_ptr<Session> NewSession(v1::SessionInfo info);
+  absl::Status Persist(const Session& session) const;
+  v1::SessionInfo InfoOf(const Session& session) const;
+  void StopLocked(Session* session);
+  absl::Status Store(const Agent& agent, const v1::AgentMessage& message);
+  absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
+  void RememberLost(const AgentKey& agent, const v1::SequenceGap& gap);
+  const Agent* ConnectedHost(const std::string& hostname) const;
+
+  RegistryOptions options_;
+  CollectorMetrics* metrics_;
+  WatchHub watch_;
+  mutable std::mutex mu_;
+  std::map<AgentChannel*, Agent> agents_;
+  std::map<AgentKey, SequenceTracker> sequences_;
+  std::map<std::string, std::unique_ptr<Session>> sessions_;
+};
+
+}  // namespace ntprof::collector

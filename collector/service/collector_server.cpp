@@ -1,0 +1,102 @@
+#include "collector_server.h"
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "spdlog/spdlog.h"
+
+namespace ntprof::collector {
+namespace {
+
+// A unix socket left by a collector that died would make bind fail.
+void PrepareUnixSocket(const std::string& address) {
+  std::string path = address.substr(std::string("unix:").size());
+  while (absl::StartsWith(path, "//")) path = path.substr(1);
+  std::error_code ec;
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  if (std::filesystem::is_socket(path, ec)) std::filesystem::remove(path, ec);
+}
+
+}  // namespace
+
+absl::Status CollectorServer::Start() {
+  auto tls = LoadTls(options_.tls);
+  if (!tls.ok()) return tls.status();
+
+  RegistryOptions registry_options;
+  registry_options.data_dir = options_.data_dir;
+  registry_options.join.window_ns = static_cast<int64_t>(options_.join_window_s * 1e9);
+  auto registry = SessionRegistry::Open(registry_options, &metrics_counters_);
+  if (!registry.ok()) return registry.status();
+  registry_ = std::move(*registry);
+  service_ = std::make_unique<CollectorService>(registry_.get(), &metrics_counters_);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  ports_.assign(options_.listen.size(), 0);
+  for (size_t i = 0; i < options_.listen.size(); ++i) {
+    const std::string& address = options_.listen[i];
+    auto credentials = CredentialsFor(address, options_.tls, *tls);
+    if (!credentials.ok()) return credentials.status();
+    if (absl::StartsWith(address, "unix:")) PrepareUnixSocket(address);
+    builder.AddListeningPort(address, *credentials, &ports_[i]);
+  }
+  builder.RegisterService(service_.get());
+  builder.SetMaxReceiveMessageSize(static_cast<int>(options_.max_message_bytes));
+  // Half-open connections (a peer that vanished, garbage that never completes a handshake) are
+  // closed instead of held forever.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 10'000);
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS, 10'000);
+  server_ = builder.BuildAndStart();
+  if (!server_) {
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", absl::StrJoin(options_.listen, ", "),
+        ": address in use or not permitted (another collector running? use --listen)"));
+  }
+  for (size_t i = 0; i < ports_.size(); ++i) {
+    if (ports_[i] == 0 && !absl::StartsWith(options_.listen[i], "unix:")) {
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.listen[i]));
+    }
+  }
+
+  if (!options_.metrics_listen.empty()) {
+    auto st = metrics_.Start(options_.metrics_listen, options_.tls, *tls,
+                             [this] { return metrics_counters_.RenderPrometheus(); });
+    if (!st.ok()) return st;
+  }
+  ticker_ = std::thread([this] {
+    std::unique_lock lock(tick_mu_);
+    while (!stopping_) {
+      tick_cv_.wait_for(lock, std::chrono::duration<double>(options_.tick_s));
+      if (stopping_) break;
+      lock.unlock();
+      registry_->Tick();
+      lock.lock();
+    }
+  });
+  return absl::OkStatus();
+}
+
+void CollectorServer::Shutdown() {
+  {
+    std::lock_guard lock(tick_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  tick_cv_.notify_all();
+  if (ticker_.joinable()) ticker_.join();
+  // Streams that never end (watch, agents) are cancelled after the deadline.
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  metrics_.Stop();
+}
+
+}  // namespace ntprof::collector

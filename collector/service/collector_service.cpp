@@ -1,0 +1,108 @@
+#include "collector_service.h"
+
+#include "agent_stream_reactor.h"
+#include "comparison.h"
+#include "export_reactor.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "session_reports.h"
+#include "status_conversion.h"
+#include "watch_reactor.h"
+
+namespace ntprof::collector {
+namespace {
+
+grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpc(status));
+  return reactor;
+}
+
+// A finished unary call whose reply is the StatusOr's value.
+template <typename T>
+grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, absl::StatusOr<T> result,
+                                T* reply) {
+  if (result.ok()) *reply = std::move(*result);
+  return Done(context, result.status());
+}
+
+absl::StatusOr<Report> ReportOf(SessionRegistry* registry, const std::string& name) {
+  auto stored = registry->Stored(name);
+  if (!stored.ok()) return stored.status();
+  return SessionReport(*stored);
+}
+
+}  // namespace
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::CollectorMessage>* CollectorService::Connect(
+    grpc::CallbackServerContext* context) {
+  return new AgentStreamReactor(context, registry_, metrics_);
+}
+
+grpc::ServerUnaryReactor* CollectorService::StartSession(grpc::CallbackServerContext* context,
+                                                         const v1::StartSessionRequest* request,
+                                                         v1::SessionInfo* reply) {
+  return Reply(context, registry_->StartSession(*request), reply);
+}
+
+grpc::ServerUnaryReactor* CollectorService::StopSession(grpc::CallbackServerContext* context,
+                                                        const v1::StopSessionRequest* request,
+                                                        v1::SessionInfo* reply) {
+  return Reply(context, registry_->StopSession(request->name()), reply);
+}
+
+grpc::ServerUnaryReactor* CollectorService::ListSessions(grpc::CallbackServerContext* context,
+                                                         const v1::ListSessionsRequest*,
+                                                         v1::ListSessionsReply* reply) {
+  *reply = registry_->List();
+  return Done(context, absl::OkStatus());
+}
+
+grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
+    grpc::CallbackServerContext*, const v1::WatchRequest* request) {
+  return new WatchReactor(&registry_->watch(), *request, registry_->Now());
+}
+
+grpc::ServerUnaryReactor* CollectorService::Report(grpc::CallbackServerContext* context,
+                                                   const v1::ReportRequest* request,
+                                                   v1::RenderedOutput* reply) {
+  auto report = ReportOf(registry_, request->session());
+  if (!report.ok()) return Done(context, report.status());
+  reply->set_text(request->format() == v1::OUTPUT_JSON
+                      ? ToJson(*report).dump(2) + "\n"
+                      : RenderText(*report, TextOptions{request->detail()}));
+  return Done(context, absl::OkStatus());
+}
+
+grpc::ServerUnaryReactor* CollectorService::Compare(grpc::CallbackServerContext* context,
+                                                    const v1::CompareRequest* request,
+                                                    v1::RenderedOutput* reply) {
+  auto base = ReportOf(registry_, request->base_session());
+  if (!base.ok()) return Done(context, base.status());
+  auto next = ReportOf(registry_, request->new_session());
+  if (!next.ok()) return Done(context, next.status());
+  const Comparison comparison = ntprof::Compare(*base, *next);
+  reply->set_text(request->format() == v1::OUTPUT_JSON ? ToJson(comparison).dump(2) + "\n"
+                                                       : RenderText(comparison));
+  return Done(context, absl::OkStatus());
+}
+
+grpc::ServerWriteReactor<v1::ExportMessage>* CollectorService::Export(
+    grpc::CallbackServerContext*, const v1::ExportRequest* request) {
+  auto stored = registry_->Stored(request->session());
+  if (!stored.ok() || request->joined_only()) {
+    // A reactor that only finishes: the error reaches the client as the stream's status.
+    class Refusal final : public grpc::ServerWriteReactor<v1::ExportMessage> {
+     public:
+      explicit Refusal(grpc::Status status) { Finish(status); }
+      void OnDone() override { delete this; }
+    };
+    return new Refusal(!stored.ok() ? ToGrpc(stored.status())
+                                    : grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                                                   "joined_only export is not implemented yet; "
+                                                   "export the raw halves (report re-joins them)"));
+  }
+  return new ExportReactor(std::move(*stored));
+}
+
+}  // namespace ntprof::collector

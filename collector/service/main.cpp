@@ -1,0 +1,81 @@
+// ntprof-collector: joins the live record streams of every agent, runs sessions, serves watch,
+// report, compare and export to ntprofctl, and metrics to Prometheus.
+#include <signal.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "collector_server.h"
+#include "spdlog/spdlog.h"
+
+int main(int argc, char** argv) {
+  ntprof::collector::ServerOptions options;
+  std::string log_level = "info";
+  CLI::App app{"ntprof-collector - live join of ntprofd record streams, sessions for ntprofctl"};
+  app.footer(R"HELP(
+Agents (ntprofd --collector ADDR) dial in and stream records; ntprofctl starts and stops sessions,
+watches, reports and exports. Every session's records are stored under --data-dir, so a restarted
+collector keeps its sessions and agents replay only what was not yet acknowledged.
+
+Plaintext is accepted only on unix sockets and localhost; any other address needs --tls-cert and
+--tls-key (add --tls-ca and --require-client-cert to refuse agents whose certificate that CA did not
+sign), or an explicit --insecure.
+
+Examples:
+  ntprof-collector --data-dir /tmp/ntprof
+  ntprof-collector --listen unix:///run/ntprof/collector.sock --listen 0.0.0.0:7420 \
+      --tls-cert collector.pem --tls-key collector.key --tls-ca ca.pem --require-client-cert)HELP");
+  app.set_version_flag("--version", std::string("ntprof-collector ") + NTPROF_VERSION);
+  app.add_option("--listen", options.listen, "Addresses to serve gRPC on (repeatable)")
+      ->default_str("localhost:7420");
+  app.add_option("--data-dir", options.data_dir, "Where sessions and their records are stored")
+      ->default_str(options.data_dir);
+  app.add_option("--metrics-listen", options.metrics_listen,
+                 "HOST:PORT of the Prometheus endpoint (GET /metrics); empty to disable")
+      ->default_str(options.metrics_listen);
+  app.add_option("--tls-cert", options.tls.cert_file, "PEM certificate of this collector");
+  app.add_option("--tls-key", options.tls.key_file, "PEM private key of that certificate");
+  app.add_option("--tls-ca", options.tls.ca_file, "PEM CA that signs client (agent) certificates");
+  app.add_flag("--require-client-cert", options.tls.require_client_cert,
+               "Refuse clients without a certificate signed by --tls-ca (mutual TLS)");
+  app.add_flag("--insecure", options.tls.insecure, "Allow plaintext on non-local addresses");
+  app.add_option("--join-window", options.join_window_s,
+                 "Seconds a half waits live for its other half")
+      ->default_str("10")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->default_str("info");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << app.help() << "ntprof-collector: " << e.what() << "\n";
+    return 2;
+  }
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  // Signals are taken by sigwait below, not by whichever thread happens to run.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  ntprof::collector::CollectorServer server(options);
+  if (auto st = server.Start(); !st.ok()) {
+    std::cerr << "ntprof-collector: " << st.message() << "\n";
+    return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  for (size_t i = 0; i < options.listen.size(); ++i) {
+    spdlog::info("serving on {} (port {})", options.listen[i], server.ports()[i]);
+  }
+  if (!options.metrics_listen.empty()) {
+    spdlog::info("metrics on {} (port {})", options.metrics_listen, server.metrics_port());
+  }
+  int sig = 0;
+  sigwait(&signals, &sig);
+  spdlog::info("signal {}: shutting down", sig);
+  server.Shutdown();
+  return 0;
+}

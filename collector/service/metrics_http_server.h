@@ -1,0 +1,45 @@
+// A small HTTP/1.0 server for Prometheus: GET /metrics returns the text exposition format. One
+// connection at a time with short timeouts (a scrape is tiny and rare; a client that stalls is
+// dropped after two seconds). Speaks TLS when given a certificate, like every TCP listener.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "listen_security.h"
+
+typedef struct ssl_ctx_st SSL_CTX;
+
+namespace ntprof::collector {
+
+class MetricsHttpServer {
+ public:
+  using Body = std::function<std::string()>;
+
+  MetricsHttpServer() = default;
+  ~MetricsHttpServer() { Stop(); }
+  MetricsHttpServer(const MetricsHttpServer&) = delete;
+  MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
+
+  // address: "host:port" (port 0 picks one, see port()).
+  absl::Status Start(const std::string& address, const TlsFlags& flags, const TlsMaterial& tls,
+                     Body body);
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  void Serve();
+  void Handle(int fd);
+
+  Body body_;
+  int listen_fd_ = -1;
+  int stop_pipe_[2] = {-1, -1};
+  int port_ = 0;
+  SSL_CTX* ssl_ctx_ = nullptr;
+  std::thread thread_;
+};
+
+}  // namespace ntprof::collector

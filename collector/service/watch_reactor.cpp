@@ -1,0 +1,51 @@
+#include "watch_reactor.h"
+
+namespace ntprof::collector {
+
+WatchReactor::WatchReactor(WatchHub* hub, const v1::WatchRequest& request, int64_t now_ns)
+    : hub_(hub) {
+  subscription_ = hub_->Subscribe(
+      WatchFilter::From(request), [this] { WriteNext(); }, now_ns);
+}
+
+void WatchReactor::WriteNext() {
+  std::lock_guard lock(mu_);
+  if (writing_ || finished_) return;
+  auto update = subscription_->Next();
+  if (!update) return;
+  current_ = std::move(*update);
+  writing_ = true;
+  StartWrite(&current_);
+}
+
+void WatchReactor::OnWriteDone(bool ok) {
+  {
+    std::lock_guard lock(mu_);
+    writing_ = false;
+    if (!ok) {  // the client went away
+      if (!finished_) {
+        finished_ = true;
+        Finish(grpc::Status::OK);
+      }
+      return;
+    }
+  }
+  WriteNext();
+}
+
+void WatchReactor::OnCancel() {
+  hub_->Unsubscribe(subscription_);
+  std::lock_guard lock(mu_);
+  // A write in flight completes with ok=false and finishes there.
+  if (!finished_ && !writing_) {
+    finished_ = true;
+    Finish(grpc::Status::CANCELLED);
+  }
+}
+
+void WatchReactor::OnDone() {
+  hub_->Unsubscribe(subscription_);  // no notify after this returns
+  delete this;
+}
+
+}  // namespace ntprof::collector

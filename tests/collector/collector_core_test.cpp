@@ -1,0 +1,355 @@
+// The collector without network: SessionRegistry, sequence tracking, live join, watch queues.
+#include <catch2/catch.hpp>
+
+#include "live_join.h"
+#include "recording_messages.h"
+#include "recording_set.h"
+#include "recording_writer.h"
+#include "report_json.h"
+#include "report_text.h"
+#include "sequence_tracker.h"
+#include "session_registry.h"
+#include "session_reports.h"
+#include "temp_dir.h"
+
+using namespace ntprof;
+using namespace ntprof::collector;
+using namespace ntprof::testing;
+
+namespace {
+
+class FakeChannel : public AgentChannel {
+ public:
+  void Send(const v1::CollectorMessage& m) override { sent.push_back(m); }
+  std::vector<v1::CollectorMessage> sent;
+};
+
+CommandTiming Timing(int i) {
+  return {
+      300, 800, 470, 200, i % 2 == 0 ? 5'000u : 15'000u, 200, 300, i % 3 == 0 ? 50'000u : 70'000u,
+      210, 300};
+}
+
+v1::AgentHello Hello(const std::string& hostname, v1::Role role, uint64_t epoch = 1) {
+  v1::AgentHello h;
+  h.set_hostname(hostname);
+  h.set_role(role);
+  h.set_stream_epoch(epoch);
+  return h;
+}
+
+// A registry on a temporary data dir with a clock the test moves, one host and one target agent
+// connected, and a recorded run (host.ntp, target.ntp) of session "test" to feed them.
+struct Cluster {
+  TempDir dir;
+  int64_t now = 1'700'000'000'000'000'000;
+  CollectorMetrics metrics;
+  std::unique_ptr<SessionRegistry> registry;
+  FakeChannel host, target;
+  std::string host_file = dir.File("host.ntp");
+  std::string target_file = dir.File("target.ntp");
+
+  explicit Cluster(int commands = 200) {
+    WriteRun(host_file, target_file, RunSpec{.commands = commands}, Timing);
+    Open();
+  }
+  void Open() {
+    RegistryOptions options;
+    options.data_dir = dir.path() / "data";
+    options.wall_clock_ns = [this] { return now; };
+    options.join.window_ns = 1'000'000'000;
+    auto opened = SessionRegistry::Open(options, &metrics);
+    REQUIRE(opened.ok());
+    registry = std::move(*opened);
+    REQUIRE(registry->AttachAgent(&host, Hello("host1", v1::ROLE_HOST), "test").ok());
+    REQUIRE(registry->AttachAgent(&target, Hello("target1", v1::ROLE_TARGET), "test").ok());
+  }
+  void Start(const std::string& name = "test") {
+    v1::StartSessionRequest request;
+    request.set_name(name);
+    request.set_sample_rate(10);
+    REQUIRE(registry->StartSession(request).ok());
+  }
+  // Sends a recording's messages with seq first, first+1, ...; returns the last ack.
+  uint64_t Feed(FakeChannel* channel, const std::string& file, uint64_t first = 1) {
+    uint64_t seq = first, ack = 0;
+    for (auto m : RecordingMessages(file)) {
+      m.set_seq(seq++);
+      auto result = registry->Ingest(channel, m);
+      REQUIRE(result.ok());
+      ack = result->seq();
+    }
+    return ack;
+  }
+  std::string SessionText() {
+    auto stored = registry->Stored("test");
+    REQUIRE(stored.ok());
+    auto report = SessionReport(*stored);
+    REQUIRE(report.ok());
+    return RenderText(*report, TextOptions{true});
+  }
+  std::string FileText() {
+    auto set = RecordingSet::Open({host_file, target_file});
+    REQUIRE(set.ok());
+    auto report = set->BuildReport();
+    REQUIRE(report.ok());
+    return RenderText(*report, TextOptions{true});
+  }
+  const v1::SessionAgent& AgentOf(const std::string& hostname) {
+    static v1::ListSessionsReply list;
+    list = registry->List();
+    for (const auto& a : list.sessions(0).agents()) {
+      if (a.hostname() == hostname) return a;
+    }
+    FAIL("no agent " << hostname);
+    throw;
+  }
+};
+
+v1::AgentMessage Batch(const std::string& session, std::vector<v1::Record> records, uint64_t seq) {
+  v1::AgentMessage m;
+  m.set_seq(seq);
+  m.mutable_batch()->set_session(session);
+  for (auto& r : records) *m.mutable_batch()->mutable_batch()->add_records() = r;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("sequence_tracker_discards_duplicates_and_reports_holes") {
+  SequenceTracker t;
+  CHECK(t.Accept(1) == SequenceTracker::Verdict::kNew);
+  CHECK(t.Accept(3) == SequenceTracker::Verdict::kNew);
+  CHECK(t.acked() == 1);  // 2 is missing: the ack stays below the hole
+  CHECK(t.holes() == 1);
+  CHECK(t.Accept(3) == SequenceTracker::Verdict::kDuplicate);
+  CHECK(t.Accept(1) == SequenceTracker::Verdict::kDuplicate);
+  CHECK(t.duplicates() == 2);
+  t.DeclareLost(2, 2);  // the agent's spool overflowed
+  CHECK(t.acked() == 3);
+  CHECK(t.lost() == 1);
+  CHECK(t.holes() == 0);
+}
+
+TEST_CASE("sequence_tracker_memory_is_bounded_when_an_agent_skips_numbers") {
+  SequenceTracker t;
+  // Never sends 1: without a bound every later number would be held forever.
+  for (uint64_t s = 2; s < SequenceTracker::kMaxHeldAbove + 10; ++s) t.Accept(s);
+  CHECK(t.acked() == SequenceTracker::kMaxHeldAbove + 9);
+  CHECK(t.lost() == 1);
+}
+
+TEST_CASE("registry_starts_sessions_on_the_selected_agents_with_one_rate_and_salt") {
+  Cluster c(10);
+  c.Start();
+  REQUIRE(c.host.sent.size() == 2);  // Welcome, then StartRecording
+  REQUIRE(c.target.sent.size() == 2);
+  CHECK(c.host.sent[0].has_welcome());
+  const auto& h = c.host.sent[1].start().settings();
+  const auto& t = c.target.sent[1].start().settings();
+  CHECK(h.session() == "test");
+  CHECK(h.sample_rate() == 10);
+  CHECK(t.sample_rate() == 10);
+  CHECK(h.salt() == t.salt());
+  CHECK(h.salt() != 0);
+  CHECK(h.role() == v1::ROLE_HOST);
+  CHECK(t.role() == v1::ROLE_TARGET);
+}
+
+TEST_CASE("registry_joins_across_agents_and_reports_like_the_files") {
+  Cluster c(200);
+  c.Start();
+  c.Feed(&c.host, c.host_file);
+  c.Feed(&c.target, c.target_file);
+  c.registry->Tick();
+  const v1::ListSessionsReply list = c.registry->List();
+  CHECK(list.sessions(0).matched() == 200);
+  CHECK(list.sessions(0).host_only() == 0);
+  CHECK(c.AgentOf("host1").records() == 200);
+  CHECK(c.AgentOf("target1").records() == 200);
+  CHECK(c.metrics.Get(Counter::kJoinMatched) == 200);
+  // Still running, so the session's report says so; otherwise it is the file report.
+  std::string session_text = c.SessionText();
+  CHECK(session_text.find("session test is still running") != std::string::npos);
+  REQUIRE(c.registry->StopSession("test").ok());
+  CHECK(c.SessionText() == c.FileText());
+}
+
+TEST_CASE("registry_discards_replayed_messages_by_sequence") {
+  Cluster c(100);
+  c.Start();
+  const uint64_t acked = c.Feed(&c.host, c.host_file);
+  c.Feed(&c.target, c.target_file);
+  CHECK(c.Feed(&c.host, c.host_file) == acked);  // the whole stream again, same numbers
+  CHECK(c.metrics.Get(Counter::kDuplicateMessages) == acked);
+  CHECK(c.AgentOf("host1").records() == 100);
+  REQUIRE(c.registry->StopSession("test").ok());
+  CHECK(c.SessionText() == c.FileText());
+}
+
+TEST_CASE("registry_reports_gaps_and_moves_the_ack_past_declared_losses") {
+  Cluster c(50);
+  c.Start();
+  auto messages = RecordingMessages(c.host_file);
+  messages[0].set_seq(1);
+  REQUIRE(c.registry->Ingest(&c.host, messages[0]).ok());
+  messages[1].set_seq(3);  // 2 never arrives
+  auto ack = c.registry->Ingest(&c.host, messages[1]);
+  REQUIRE(ack.ok());
+  CHECK(ack->seq() == 1);
+  v1::AgentMessage gap;
+  gap.mutable_gap()->set_first(2);
+  gap.mutable_gap()->set_last(2);
+  gap.mutable_gap()->set_reason("spool full");
+  ack = c.registry->Ingest(&c.host, gap);
+  REQUIRE(ack.ok());
+  CHECK(ack->seq() == 3);
+  const auto list = c.registry->List();
+  CHECK(list.sessions(0).notes(0) == "host1 lost batches 2..2 (spool full)");
+  for (const auto& a : list.agents()) {
+    if (a.hostname() == "host1") CHECK(a.gaps() == 1);
+  }
+}
+
+TEST_CASE("registry_restart_keeps_sessions_and_what_it_acked") {
+  Cluster c(100);
+  c.Start();
+  const uint64_t host_acked = c.Feed(&c.host, c.host_file);
+  c.Feed(&c.target, c.target_file);
+  REQUIRE(c.registry->StopSession("test").ok());
+  const std::string before = c.SessionText();
+
+  c.registry.reset();  // the collector goes away; its data dir stays
+  RegistryOptions options;
+  options.data_dir = c.dir.path() / "data";
+  auto reopened = SessionRegistry::Open(options, &c.metrics);
+  REQUIRE(reopened.ok());
+  c.registry = std::move(*reopened);
+  auto welcome = c.registry->AttachAgent(&c.host, Hello("host1", v1::ROLE_HOST), "test");
+  REQUIRE(welcome.ok());
+  CHECK(welcome->acked_seq() == host_acked);
+  // The agent replays everything it still has: all of it is already held.
+  c.Feed(&c.host, c.host_file);
+  CHECK(c.AgentOf("host1").records() == 100);
+  CHECK(c.SessionText() == before);
+  // A new epoch (the agent lost its spool) starts from 0.
+  welcome = c.registry->AttachAgent(&c.host, Hello("host1", v1::ROLE_HOST, 2), "test");
+  CHECK(welcome->acked_seq() == 0);
+}
+
+TEST_CASE("registry_refuses_impossible_records_and_unknown_sessions_and_goes_on") {
+  Cluster c(20);
+  c.Start();
+  auto messages = RecordingMessages(c.host_file);
+  messages[0].set_seq(1);
+  REQUIRE(c.registry->Ingest(&c.host, messages[0]).ok());
+  v1::Record good = messages[1].batch().batch().records(0);
+  v1::Record backwards = good;
+  backwards.set_stamps(5, backwards.stamps(0) - 1);  // H5 before H0
+  v1::Record too_many = good;
+  for (int i = 0; i < 20; ++i) too_many.add_stamps(1);
+  auto ack = c.registry->Ingest(&c.host, Batch("test", {good, backwards, too_many}, 2));
+  REQUIRE(ack.ok());
+  CHECK(ack->seq() == 2);
+  CHECK(c.metrics.Get(Counter::kRecordsRejected) == 2);
+  CHECK(c.AgentOf("host1").records() == 1);
+  ack = c.registry->Ingest(&c.host, Batch("nope", {good}, 3));
+  REQUIRE(ack.ok());
+  CHECK(ack->seq() == 3);  // acked so that it never blocks the agent
+  CHECK(c.metrics.Get(Counter::kUnknownSession) == 1);
+  // Hello missing, seq missing: errors for the stream, counted.
+  FakeChannel stranger;
+  CHECK(!c.registry->Ingest(&stranger, Batch("test", {good}, 1)).ok());
+  CHECK(!c.registry->Ingest(&c.host, Batch("test", {good}, 0)).ok());
+  CHECK(c.metrics.Get(Counter::kBadAgentMessages) == 2);
+}
+
+TEST_CASE("registry_refuses_a_clashing_session_name_without_touching_the_first") {
+  Cluster c(20);
+  c.Start();
+  c.Feed(&c.host, c.host_file);
+  v1::StartSessionRequest again;
+  again.set_name("test");
+  again.set_sample_rate(1);
+  auto clash = c.registry->StartSession(again);
+  REQUIRE(!clash.ok());
+  CHECK(clash.status().code() == absl::StatusCode::kAlreadyExists);
+  again.set_name("../escape");
+  CHECK(c.registry->StartSession(again).status().code() == absl::StatusCode::kInvalidArgument);
+  again.set_name("other");
+  again.add_hosts("nosuchhost");
+  auto missing = c.registry->StartSession(again);
+  CHECK(missing.status().code() == absl::StatusCode::kNotFound);
+  CHECK(std::string(missing.status().message()).find("host1 (host)") != std::string::npos);
+  CHECK(c.metrics.Get(Counter::kRequestsRejected) == 3);
+  const auto list = c.registry->List();
+  REQUIRE(list.sessions_size() == 1);
+  CHECK(list.sessions(0).sample_rate() == 10);
+  CHECK(c.AgentOf("host1").records() == 20);
+}
+
+TEST_CASE("live_join_memory_is_bounded_when_a_side_never_arrives") {
+  uint64_t host_only = 0;
+  LiveJoin join(true, JoinOptions{.window_ns = 1'000'000'000, .max_pending = 100},
+                [&](const v1::Record* h, const v1::Record* t) { host_only += h && !t; });
+  for (int i = 0; i < 1000; ++i) {
+    join.Add(MakeRecord(v1::ROLE_HOST, CommandId{.cid = static_cast<uint32_t>(i)},
+                        HostStamps(1000, 1, 1, 1, 1, 1), "nvme0n1"),
+             i);
+    CHECK(join.pending() <= 100);
+  }
+  join.Expire(2'000'000'000);
+  CHECK(join.pending() == 0);
+  CHECK(host_only == 1000);
+}
+
+TEST_CASE("watch_queue_drops_the_oldest_updates_of_a_slow_client_only") {
+  WatchHub hub(2);
+  int notified = 0;
+  auto slow = hub.Subscribe(
+      WatchFilter{}, [&] { ++notified; }, 0);
+  auto fast = hub.Subscribe(
+      WatchFilter{}, [] {}, 0);
+  const v1::Record host =
+      MakeRecord(v1::ROLE_HOST, CommandId{}, HostStamps(1000, 1, 2, 3, 4, 5), "nvme0n1");
+  uint64_t fast_dropped = 0;
+  for (int second = 1; second <= 5; ++second) {
+    hub.Dispatch("s", 1, &host, nullptr);
+    hub.Tick(second * 1'000'000'000ll);
+    auto update = fast->Next();  // the fast client reads every interval
+    REQUIRE(update);
+    CHECK(update->groups_size() == 1);
+    fast_dropped = update->dropped_updates();
+  }
+  CHECK(notified == 5);
+  CHECK(fast_dropped == 0);
+  auto oldest_kept = slow->Next();
+  REQUIRE(oldest_kept);
+  CHECK(oldest_kept->dropped_updates() == 3);
+  CHECK(oldest_kept->interval_end_wall_ns() == 4'000'000'000u);
+}
+
+TEST_CASE("watch_filters_by_host_target_and_group") {
+  WatchHub hub;
+  v1::WatchRequest request;
+  request.add_hosts("web1");
+  request.add_groups("write");
+  auto client = hub.Subscribe(
+      WatchFilter::From(request), [] {}, 0);
+  v1::Record read =
+      MakeRecord(v1::ROLE_HOST, CommandId{}, HostStamps(1000, 1, 2, 3, 4, 5), "nvme0n1");
+  v1::Record write = MakeRecord(v1::ROLE_HOST, CommandId{.opcode = 0x01},
+                                HostStamps(1000, 1, 2, 3, 4, 5), "nvme0n1");
+  read.set_agent("web1");
+  write.set_agent("web1");
+  v1::Record other_host = write;
+  other_host.set_agent("web2");
+  for (const v1::Record* r : {&read, &write, &other_host}) hub.Dispatch("s", 1, r, nullptr);
+  hub.Tick(1'000'000'000);
+  auto update = client->Next();
+  REQUIRE(update);
+  REQUIRE(update->groups_size() == 1);
+  CHECK(update->groups(0).name() == "write 4KiB nvme0n1");
+  CHECK(update->groups(0).sampled() == 1);
+  CHECK(update->groups(0).line().rfind("s write 4KiB nvme0n1: 1 sampled", 0) == 0);
+}

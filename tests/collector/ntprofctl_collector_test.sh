@@ -1,0 +1,75 @@
+#!/bin/bash
+# The control-plane verbs of ntprofctl against a real ntprof-collector and two replaying agents:
+# a session's report is the file report of the same records, export round-trips, compare mixes
+# sessions and files, and errors have the promised exit status and one-line messages.
+#   ntprofctl_collector_test.sh NTPROFCTL NTPROF_COLLECTOR REPLAY_AGENT MAKE_TEST_RECORDINGS
+set -uo pipefail
+ctl=$1 collector=$2 replay=$3 make_recordings=$4
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
+trap cleanup EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+expect_status() {  # expected, description, command...
+  local want=$1 what=$2; shift 2
+  "$@" >"$work/out" 2>"$work/err"
+  local got=$?
+  [ "$got" = "$want" ] || fail "$what: exit $got, wanted $want ($(head -c 300 "$work/err"))"
+}
+
+"$make_recordings" "$work/rec" || exit 1
+sock="unix:$work/collector.sock"
+export NTPROF_COLLECTOR=$sock
+"$collector" --listen "$sock" --data-dir "$work/data" --metrics-listen "" --log-level warn &
+pids+=($!)
+for _ in $(seq 50); do "$ctl" status >/dev/null 2>&1 && break; sleep 0.2; done
+
+expect_status 2 "start with no agents" "$ctl" start test -s 10
+grep -q "no agents connected" "$work/err" || fail "start with no agents: message"
+
+"$replay" "$sock" host1 host "$work/rec/base/host.ntp" >"$work/host.log" &
+pids+=($!)
+"$replay" "$sock" target1 target "$work/rec/base/target.ntp" >"$work/target.log" &
+pids+=($!)
+for _ in $(seq 50); do grep -q connected "$work/host.log" && grep -q connected "$work/target.log" && break; sleep 0.2; done
+
+expect_status 0 "start" "$ctl" start test -s 10
+expect_status 2 "start a clashing name" "$ctl" start test -s 10
+grep -q "already exists" "$work/err" || fail "clashing name: message"
+for _ in $(seq 50); do grep -q sent "$work/host.log" && grep -q sent "$work/target.log" && break; sleep 0.2; done
+expect_status 0 "status" "$ctl" status test
+grep -q "host1 .*host .*connected .*100 records" "$work/out" || fail "status: $(cat "$work/out")"
+expect_status 0 "stop" "$ctl" stop test
+
+"$ctl" report "$work/rec/base/host.ntp" "$work/rec/base/target.ntp" --detail >"$work/file.txt"
+expect_status 0 "report SESSION" "$ctl" report test --detail
+diff "$work/file.txt" "$work/out" >/dev/null || fail "session report differs from the file report: $(diff "$work/file.txt" "$work/out" | head)"
+expect_status 0 "report SESSION -o json" "$ctl" report test -o json
+grep -q '"source": "session test"' "$work/out" || fail "report json: source"
+
+expect_status 0 "export to a directory" "$ctl" export test -o "$work/exported"
+[ -f "$work/exported/host1-host.ntp" ] && [ -f "$work/exported/target1-target.ntp" ] || fail "export: files"
+"$ctl" report "$work/exported" --detail >"$work/exported.txt"
+diff "$work/file.txt" "$work/exported.txt" >/dev/null || fail "report of the export differs"
+expect_status 2 "export two agents to one file" "$ctl" export test -o "$work/one.ntp"
+grep -q "give a directory" "$work/err" || fail "export to one file: message"
+
+expect_status 0 "compare SESSION FILES" "$ctl" compare test "$work/rec/slow"
+grep -q "storage" "$work/out" || fail "compare: no storage line"
+expect_status 0 "compare SESSION SESSION" "$ctl" compare test test
+
+expect_status 2 "report unknown session" "$ctl" report nosuch
+expect_status 0 "watch --count" "$ctl" watch --count 1 -o ndjson
+grep -q '"interval_s"' "$work/out" || fail "watch ndjson: $(cat "$work/out")"
+expect_status 2 "unknown flag" "$ctl" watch --bogus
+expect_status 1 "collector not reachable" "$ctl" status --collector "unix:$work/none.sock"
+[ "$(wc -l <"$work/err")" = 1 ] || fail "unreachable: more than one line"
+grep -q "cannot reach the collector at unix:$work/none.sock" "$work/err" || fail "unreachable: message"
+expect_status 1 "agent not reachable" "$ctl" probe "unix:$work/none.sock"
+for verb in start stop status watch report compare export probe; do
+  "$ctl" "$verb" --help | grep -q "Examples:" || fail "$verb --help has no examples"
+done
+
+[ "$failures" = 0 ] && echo "all ntprofctl collector checks passed"
+exit "$failures"
