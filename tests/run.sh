@@ -18,7 +18,8 @@ ninja -C "$build" -j"$(nproc)"
 step "unit and kernel tests"
 # tracepoints are listed only once tracefs is mounted
 mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null || true
-ctest --test-dir "$build" --output-on-failure -j2
+# --timeout: a hung test fails after 5 minutes instead of holding CI
+ctest --test-dir "$build" --output-on-failure -j2 --timeout 300
 
 if [ "${NTPROF_SKIP_TESTBED:-0}" != 1 ] && [ -x "$repo/tests/testbed/run-scenarios.sh" ]; then
   step "test bed scenarios"
