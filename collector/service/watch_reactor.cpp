@@ -10,7 +10,7 @@ WatchReactor::WatchReactor(WatchHub* hub, const v1::WatchRequest& request, int64
 
 void WatchReactor::WriteNext() {
   std::lock_guard lock(mu_);
-  if (writing_ || finished_) return;
+  if (writing_ || finished_ || cancelled_) return;
   auto update = subscription_->Next();
   if (!update) return;
   current_ = std::move(*update);
@@ -22,7 +22,9 @@ void WatchReactor::OnWriteDone(bool ok) {
   {
     std::lock_guard lock(mu_);
     writing_ = false;
-    if (!ok) {  // the client went away
+    // The client went away: the write failed, or it succeeded just before OnCancel, which then
+    // left the Finish to us (a write was in flight).
+    if (!ok || cancelled_) {
       if (!finished_) {
         finished_ = true;
         Finish(grpc::Status::OK);
@@ -36,7 +38,8 @@ void WatchReactor::OnWriteDone(bool ok) {
 void WatchReactor::OnCancel() {
   hub_->Unsubscribe(subscription_);
   std::lock_guard lock(mu_);
-  // A write in flight completes with ok=false and finishes there.
+  cancelled_ = true;
+  // A write in flight finishes the call in OnWriteDone, whatever its outcome.
   if (!finished_ && !writing_) {
     finished_ = true;
     Finish(grpc::Status::CANCELLED);

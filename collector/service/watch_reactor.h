@@ -30,6 +30,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate> {
   v1::WatchUpdate current_;
   bool writing_ = false;
   bool finished_ = false;
+  bool cancelled_ = false;  // OnCancel ran: no more writes
 };
 
 }  // namespace ntprof::collector
