@@ -13,7 +13,7 @@ packages=(
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libabsl-dev libssl-dev openssl
   libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
   # USDT (probe contract) and tests
-  systemtap-sdt-dev catch2
+  systemtap-sdt-dev catch2 libclang-rt-14-dev
   # test bed: image build and VMs
   debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
   # tools the tests drive on this machine
