@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli_parse.h"
 #include "compare_command.h"
 #include "exit_codes.h"
 #include "export_command.h"
@@ -39,20 +40,5 @@ verb's flags and examples.)HELP");
   ntprof::cli::AddWatchCommand(app, &exit_code);
   ntprof::cli::AddExportCommand(app, &exit_code);
   ntprof::cli::AddProbeCommand(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    // Usage of the verb that was being parsed (or of ntprofctl), then what was wrong.
-    const auto parsed = app.get_subcommands();
-    std::cerr << (parsed.empty() ? app.help() : parsed.back()->help());
-    std::cerr << "ntprofctl: " << e.what() << "\n";
-    return ntprof::cli::kBadInput;
-  }
-  return exit_code;
+  return ntprof::cli::ParseAndRun(app, argc, argv, "ntprofctl", exit_code, ntprof::cli::kBadInput);
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/exit_codes.h"
+#include "cli_parse.h"
 #include "cli/probe_command.h"
 #include "cli/record_command.h"
 
@@ -37,19 +38,6 @@ EXIT STATUS
   int exit_code = ntprof::daemon_cli::kOk;
   ntprof::daemon_cli::AddProbeCommand(app, &exit_code);
   ntprof::daemon_cli::AddRecordCommand(app, &exit_code);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    const auto parsed = app.get_subcommands();
-    std::cerr << (parsed.empty() ? app.help() : parsed.back()->help());
-    std::cerr << "ntprofd: " << e.what() << "\n";
-    return ntprof::daemon_cli::kBadInput;
-  }
-  return exit_code;
+  return ntprof::cli::ParseAndRun(app, argc, argv, "ntprofd", exit_code,
+                                 ntprof::daemon_cli::kBadInput);
 }

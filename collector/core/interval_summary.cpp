@@ -21,6 +21,13 @@ void IntervalSummary::AddCounters(const v1::DeviceCounters& counters) {
   counters_.push_back(counters);
 }
 
+void IntervalSummary::AddBatch(const v1::RecordBatch& batch) {
+  for (const v1::Record& r : batch.records()) {
+    Add(r.role() == v1::ROLE_HOST ? &r : nullptr, r.role() == v1::ROLE_TARGET ? &r : nullptr);
+  }
+  for (const v1::DeviceCounters& c : batch.counters()) AddCounters(c);
+}
+
 Report IntervalSummary::Take(int64_t interval_ns) {
   if (!builder_) {
     counters_.clear();

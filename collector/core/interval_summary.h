@@ -19,6 +19,8 @@ class IntervalSummary {
   // A joined pair, or one half recorded alone.
   void Add(const v1::Record* host, const v1::Record* target);
   void AddCounters(const v1::DeviceCounters& counters);
+  // Every record of one agent's batch (each a half, by its role) and its device counters.
+  void AddBatch(const v1::RecordBatch& batch);
 
   // The interval's report, then a fresh interval begins.
   Report Take(int64_t interval_ns);

@@ -88,15 +88,8 @@ int RunRecord(const RecordArgs& a) {
   auto on_interval = [&](const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end) {
     total += batch.records_size();
     if (a.quiet) return;
-    for (const v1::Record& rec : batch.records()) {
-      if (rec.role() == v1::ROLE_TARGET) {
-        summary.Add(nullptr, &rec);
-      } else {
-        summary.Add(&rec, nullptr);
-      }
-    }
+    summary.AddBatch(batch);
     if (!interval_end) return;
-    for (const v1::DeviceCounters& c : batch.counters()) summary.AddCounters(c);
     for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
       std::cout << line << "\n";
     std::cout.flush();

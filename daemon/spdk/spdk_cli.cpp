@@ -89,16 +89,11 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
   auto on_interval = [&](const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end) {
     total += batch.records_size();
     if (quiet) return;
-    for (const v1::Record& rec : batch.records()) {
-      if (rec.role() == v1::ROLE_TARGET) {
-        summary.Add(nullptr, &rec);
-      } else {
-        summary.Add(&rec, nullptr);
-      }
-    }
+    summary.AddBatch(batch);
     if (!interval_end) return;
     for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
-      std::cerr << line << "\n";
+      std::cout << line << "\n";
+    std::cout.flush();
   };
   absl::Status st = r.Run(**sink, stop, on_interval);
   if (!st.ok()) {
