@@ -32,10 +32,10 @@ constexpr std::array<ComponentInfo, kComponentCount> kComponents{{
     {"host_block_complete", "block layer completion (H4-H5)", Stage::kHostBlock},
     {"host_driver_submit", "driver submit to capsule sent (H1-H2)", Stage::kHostDriver},
     {"host_r2t_data", "R2T received to data handed", Stage::kHostDriver},
-    {"host_receive_data", "data PDUs to response (H3-resp)", Stage::kHostDriver},
     {"host_driver_complete", "reply to request completed (-H4)", Stage::kHostDriver},
     {"fabric", "wire and network stacks", Stage::kNetwork},
     {"r2t_round_trip", "R2T round trip", Stage::kNetwork},
+    {"read_data_transfer", "read data, first PDU to response (H3-resp)", Stage::kNetwork},
     {"rdma_data_transfer", "data transfer (RDMA, at the target)", Stage::kNetwork},
     {"target_receive", "capsule received to request init (T0-T1)", Stage::kTargetDriver},
     {"target_submit", "request init to backend submit (T1-T2)", Stage::kTargetDriver},
@@ -59,11 +59,12 @@ std::optional<int64_t> Span(uint64_t from, uint64_t to) {
 struct HostHalf {
   uint64_t h0, h1, h2, h3, h4, h5;
   int64_t r2t_turnaround = 0;  // host's share of an R2T round trip
+  int64_t read_data = 0;       // TCP reads: first data PDU header -> response header
 };
 
 struct TargetHalf {
   uint64_t t0, t1, t2, t3, t4, t5;
-  int64_t r2t_wait = 0;  // target waiting for R2T data (a network round trip)
+  int64_t r2t_wait = 0;  // R2T sent -> all write data in (a network round trip)
   int64_t xfer = 0;      // RDMA data transfer measured at the target
   bool xfer_after_backend = false;
 };
@@ -92,6 +93,10 @@ bool ReadHost(const v1::Record& r, HostHalf* h, IncompleteRecord* why) {
   if (auto t = Span(StampOf(r, NTPROF_H_R2T_RECEIVED), StampOf(r, NTPROF_H_DATA_SENT))) {
     h->r2t_turnaround = *t;
   }
+  // The data PDUs of a read stream in between the first one (H3) and the response capsule: that
+  // is the data crossing the network, paced by it, not work of the host driver.
+  const uint64_t response = StampOf(r, NTPROF_H_RESPONSE_RECEIVED);
+  if (response > h->h3 && response <= h->h4) h->read_data = static_cast<int64_t>(response - h->h3);
   return true;
 }
 
@@ -112,7 +117,10 @@ bool ReadTarget(const v1::Record& r, TargetHalf* t, IncompleteRecord* why) {
       return false;
     }
   }
-  if (auto w = Span(StampOf(r, NTPROF_T_R2T_SENT), StampOf(r, NTPROF_T_DATA_RECEIVED))) {
+  // The R2T wait ends when the last byte of data is in, and that byte is what starts the backend
+  // submit (T2) in the same call chain; T_DATA_RECEIVED marks the last H2CData *header*, before
+  // its payload (up to the whole transfer) has crossed the network.
+  if (auto w = Span(StampOf(r, NTPROF_T_R2T_SENT), t->t2)) {
     t->r2t_wait = *w;
   }
   uint64_t posted = StampOf(r, NTPROF_T_XFER_POSTED);
@@ -135,17 +143,11 @@ void AddHostStages(const v1::Record& r, const HostHalf& h, CommandBreakdown* b) 
     Set(b, Component::kHostBlockSubmit, Span(h.h0, h.h1));
     Set(b, Component::kHostBlockComplete, Span(h.h4, h.h5));
   }
-  Set(b, Stage::kHostDriver,
-      static_cast<int64_t>(h.h2 - h.h1) + static_cast<int64_t>(h.h4 - h.h3) + h.r2t_turnaround);
+  Set(b, Stage::kHostDriver, static_cast<int64_t>(h.h2 - h.h1) + static_cast<int64_t>(h.h4 - h.h3) +
+                                 h.r2t_turnaround - h.read_data);
   Set(b, Component::kHostDriverSubmit, Span(h.h1, h.h2));
   if (h.r2t_turnaround != 0) Set(b, Component::kHostR2tData, h.r2t_turnaround);
-  uint64_t response = StampOf(r, NTPROF_H_RESPONSE_RECEIVED);
-  if (response > h.h3 && response <= h.h4) {
-    Set(b, Component::kHostReceiveData, Span(h.h3, response));
-    Set(b, Component::kHostDriverComplete, Span(response, h.h4));
-  } else {
-    Set(b, Component::kHostDriverComplete, Span(h.h3, h.h4));
-  }
+  Set(b, Component::kHostDriverComplete, static_cast<int64_t>(h.h4 - h.h3) - h.read_data);
   const uint64_t start = has_block ? h.h0 : h.h1;
   const uint64_t end = has_block ? h.h5 : h.h4;
   Set(b, Stage::kEndToEnd, static_cast<int64_t>(end - start));
@@ -230,7 +232,7 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
     b.scope = Scope::kJoined;
     // (H3-H2) spans the whole target; subtract the target's own span (T5-T0), then give back the
     // parts of it that were waits on the network (R2T data, RDMA transfer).
-    const int64_t host_wait = static_cast<int64_t>(h.h3 - h.h2) - h.r2t_turnaround;
+    const int64_t host_wait = static_cast<int64_t>(h.h3 - h.h2) - h.r2t_turnaround + h.read_data;
     const int64_t target_span = static_cast<int64_t>(t.t5 - t.t0) - t.r2t_wait - t.xfer;
     const int64_t network = host_wait - target_span;
     Set(&b, Stage::kNetwork, network);
@@ -243,10 +245,15 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
       Set(&b, Component::kRdmaDataTransfer, t.xfer);
       fabric -= t.xfer;
     }
+    if (h.read_data != 0) {
+      Set(&b, Component::kReadDataTransfer, h.read_data);
+      fabric -= h.read_data;
+    }
     Set(&b, Component::kFabric, fabric);
   } else if (host) {
     b.scope = Scope::kHostOnly;
-    Set(&b, Stage::kNetworkAndTarget, static_cast<int64_t>(h.h3 - h.h2) - h.r2t_turnaround);
+    Set(&b, Stage::kNetworkAndTarget,
+        static_cast<int64_t>(h.h3 - h.h2) - h.r2t_turnaround + h.read_data);
   } else {
     b.scope = Scope::kTargetOnly;
     Set(&b, Stage::kTargetTotal, static_cast<int64_t>(t.t5 - t.t0));

@@ -30,10 +30,10 @@ enum class Component : uint8_t {
   kHostBlockComplete,    // H5-H4
   kHostDriverSubmit,     // H2-H1
   kHostR2tData,          // host's turn-around of an R2T: R2T received -> data handed
-  kHostReceiveData,      // TCP reads: first data PDU -> response capsule
   kHostDriverComplete,   // last reply PDU -> nvme_complete_rq
   kFabric,               // network minus the components below
   kR2tRoundTrip,         // TCP writes with R2T: R2T sent -> data in, less the host's turn-around
+  kReadDataTransfer,     // TCP reads: first data PDU -> response capsule, at the host
   kRdmaDataTransfer,     // RDMA WRITE (reads) / READ (writes) posted -> completed at the target
   kTargetReceive,        // T1-T0
   kTargetSubmit,         // T2-T1, less the time waiting for data

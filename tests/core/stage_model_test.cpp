@@ -61,8 +61,10 @@ TEST_CASE("r2t_round_trip_moves_from_target_driver_into_network", "[stage_model]
   hs[NTPROF_H_R2T_RECEIVED] = hs[NTPROF_H2_CAPSULE_SENT] + 5'000;
   hs[NTPROF_H_DATA_SENT] = hs[NTPROF_H_R2T_RECEIVED] + 1'000;  // host turn-around: 1 us
   auto ts = TargetStamps(1'000, 100, 20'000, 10'000, 100, 100);
-  ts[NTPROF_T_R2T_SENT] = ts[NTPROF_T1_REQ_INIT] + 50;
-  ts[NTPROF_T_DATA_RECEIVED] = ts[NTPROF_T_R2T_SENT] + 19'000;  // waited 19 us for the data
+  // R2T handed to TCP 1 us after init; the last data byte (which starts T2) came 19 us later; the
+  // last H2CData header (T_DATA_RECEIVED) does not end the wait, its payload was still on its way
+  ts[NTPROF_T_R2T_SENT] = ts[NTPROF_T1_REQ_INIT] + 1'000;
+  ts[NTPROF_T_DATA_RECEIVED] = ts[NTPROF_T_R2T_SENT] + 4'000;
   auto host = MakeRecord(v1::ROLE_HOST, write, hs, "nvme0n1");
   auto target = MakeRecord(v1::ROLE_TARGET, write, ts, "nullb0");
   auto b = BreakDown(&host, &target);
@@ -78,6 +80,26 @@ TEST_CASE("r2t_round_trip_moves_from_target_driver_into_network", "[stage_model]
   CHECK(ComponentOf(*b, Component::kFabric) == 19'700);
   CHECK(ComponentOf(*b, Component::kHostR2tData) == 1'000);
   CHECK(ComponentOf(*b, Component::kTargetSubmit) == 1'000);
+  CHECK(StageOf(*b, Stage::kHostBlock) + StageOf(*b, Stage::kHostDriver) +
+            StageOf(*b, Stage::kNetwork) + StageOf(*b, Stage::kTargetDriver) +
+            StageOf(*b, Stage::kStorage) ==
+        StageOf(*b, Stage::kEndToEnd));
+}
+
+TEST_CASE("tcp_read_data_streaming_to_the_response_is_network_time", "[stage_model]") {
+  // 128 KiB read: first C2HData header at H3, the response capsule 9 us later, H4 1 us after it
+  auto hs = HostStamps(1000, 100, 200, 30'000, 10'000, 100);
+  hs[NTPROF_H_RESPONSE_RECEIVED] = hs[NTPROF_H3_REPLY_RECEIVED] + 9'000;
+  auto host = MakeRecord(v1::ROLE_HOST, {}, hs, "nvme0n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, TargetStamps(1000, 100, 100, 10'000, 100, 200), "nullb0");
+  auto b = BreakDown(&host, &target);
+  REQUIRE(b.has_value());
+  CHECK(StageOf(*b, Stage::kHostDriver) == 200 + 1'000);
+  CHECK(ComponentOf(*b, Component::kHostDriverComplete) == 1'000);
+  // network = (30,000 + 9,000) - 10,500 target span; 9,000 of it is the data stream
+  CHECK(StageOf(*b, Stage::kNetwork) == 28'500);
+  CHECK(ComponentOf(*b, Component::kReadDataTransfer) == 9'000);
+  CHECK(ComponentOf(*b, Component::kFabric) == 19'500);
   CHECK(StageOf(*b, Stage::kHostBlock) + StageOf(*b, Stage::kHostDriver) +
             StageOf(*b, Stage::kNetwork) + StageOf(*b, Stage::kTargetDriver) +
             StageOf(*b, Stage::kStorage) ==

@@ -7,9 +7,15 @@
                                              and 2 % above the block layer's own accounting (record
                                              with -s 1 so every command carries the same probes);
                                              fio's latencies printed
-  check_run.py NTPROFCTL shift BASE_DIR NEW_DIR STAGE MICROSECONDS
+  check_run.py NTPROFCTL shift BASE_DIR NEW_DIR STAGE MICROSECONDS [--classes]
                                              STAGE's mean rose by MICROSECONDS +- 10 %, and no other
-                                             stage moved by more than 10 % of it
+                                             stage moved by more than 10 % of it. --classes: in every
+                                             I/O class (group) of the run, each with the number of
+                                             times its command crosses the delayed path (R2T and
+                                             RDMA READ writes cross a link delay twice)
+  check_run.py NTPROFCTL classes RUN_DIR     consistent, and the run has the four I/O classes (read
+                                             and write, 4 KiB and 128 KiB), each with every stage
+                                             above 0 and the components its transport gives it
 
 Prints one line per check ("ok: ..." / "FAIL: ...") and exits 1 if any failed.
 """
@@ -43,6 +49,41 @@ def stage_means(group):
     return {s["id"]: s["mean_us"] for s in group["stages"]}
 
 
+def component_means(group):
+    return {c["id"]: c["mean_us"] for c in group.get("components", [])}
+
+
+CLASSES = [("read", 4096), ("write", 4096), ("read", 131072), ("write", 131072)]
+FIVE_STAGES = ["host_block", "host_driver", "network", "target_driver", "storage"]
+
+
+def class_groups(rep):
+    """The run's I/O class groups by (op, bytes)."""
+    return {(g["op"], g["bytes"]): g for g in rep["groups"] if g["op"] in ("read", "write")}
+
+
+def expected_components(transport, op, size):
+    """Components a class must show (mean > 0) on a transport."""
+    if transport == "tcp":
+        if op == "write" and size > 16384:
+            return ["r2t_round_trip", "host_r2t_data"]   # beyond nvmet-tcp's in-capsule limit
+        return ["read_data_transfer"] if op == "read" else []
+    if transport == "rdma":
+        if op == "read" or size > 4096:
+            return ["rdma_data_transfer"]                # RDMA WRITE of read data / READ of write data
+        return []                                        # 4 KiB writes travel in the capsule
+    return []
+
+
+def round_trips(transport, op, size):
+    """How often a command of the class crosses the target->host direction where netem delays."""
+    if op == "write" and "r2t_round_trip" in expected_components(transport, op, size):
+        return 2
+    if transport == "rdma" and op == "write" and size > 4096:
+        return 2
+    return 1
+
+
 def consistent(run_dir):
     rep = report(run_dir)
     rec = rep["records"]
@@ -53,6 +94,9 @@ def consistent(run_dir):
         for s in g["stages"]:
             check(s["min_us"] >= 0, f"{run_dir} {g['name']}: {s['id']} min {s['min_us']:.2f} us >= 0")
         means = stage_means(g)
+        if g["scope"] == "joined":
+            zero = [k for k in FIVE_STAGES if not means.get(k, 0) > 0]
+            check(not zero, f"{run_dir} {g['name']}: every stage above 0" + (f" (0: {', '.join(zero)})" if zero else ""))
         parts = sum(v for k, v in means.items() if k != "end_to_end")
         check(abs(parts - means["end_to_end"]) < 0.01,
               f"{run_dir} {g['name']}: stages sum to end to end ({parts:.2f} vs {means['end_to_end']:.2f} us)")
@@ -92,18 +136,49 @@ def latency(run_dir):
           f"fio lat {lat_us:.1f} us ({(lat_us - e2e) / lat_us * 100:+.1f} %) vs end to end {e2e:.1f} us")
 
 
-def shift(base_dir, new_dir, stage, injected_us):
-    base = stage_means(io_group(report(base_dir)))
-    new = stage_means(io_group(report(new_dir)))
+def classes(run_dir):
+    rep = consistent(run_dir)
+    transport = rep.get("transport", "")
+    groups = class_groups(rep)
+    for op, size in CLASSES:
+        g = groups.get((op, size))
+        check(g is not None, f"{run_dir}: class {op} {size // 1024}KiB recorded")
+        if g is None:
+            continue
+        comps = component_means(g)
+        for cid in expected_components(transport, op, size):
+            check(comps.get(cid, 0) > 0, f"{run_dir} {g['name']}: component {cid} "
+                                         f"{comps.get(cid, 0):.1f} us > 0 ({transport})")
+
+
+def shift_one(label, base, new, stage, injected_us):
     delta = new[stage] - base[stage]
     check(abs(delta - injected_us) <= 0.10 * injected_us,
-          f"{new_dir}: {stage} rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %)")
+          f"{label}: {stage} rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %)")
     for sid in base:
         if sid in (stage, "end_to_end"):
             continue
         moved = new.get(sid, 0) - base[sid]
         check(abs(moved) <= 0.10 * injected_us,
-              f"{new_dir}: {sid} moved {moved:+.1f} us (limit {0.1 * injected_us:.0f} us)")
+              f"{label}: {sid} moved {moved:+.1f} us (limit {0.1 * injected_us:.0f} us)")
+
+
+def shift(base_dir, new_dir, stage, injected_us, per_class=False):
+    base_rep, new_rep = report(base_dir), report(new_dir)
+    if not per_class:
+        shift_one(new_dir, stage_means(io_group(base_rep)), stage_means(io_group(new_rep)), stage,
+                  injected_us)
+        return
+    transport = new_rep.get("transport", "")
+    base_groups, new_groups = class_groups(base_rep), class_groups(new_rep)
+    for key in sorted(new_groups):
+        if key not in base_groups:
+            check(False, f"{new_dir}: class {key} missing in {base_dir}")
+            continue
+        op, size = key
+        times = round_trips(transport, op, size) if stage == "network" else 1
+        shift_one(f"{new_dir} {new_groups[key]['name']} (x{times})", stage_means(base_groups[key]),
+                  stage_means(new_groups[key]), stage, injected_us * times)
 
 
 def main():
@@ -114,8 +189,10 @@ def main():
         consistent(sys.argv[3])
         if "--latency" in sys.argv[4:]:
             latency(sys.argv[3])
+    elif verb == "classes":
+        classes(sys.argv[3])
     elif verb == "shift":
-        shift(sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]))
+        shift(sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6]), "--classes" in sys.argv[7:])
     else:
         sys.exit(f"unknown check {verb}")
     sys.exit(1 if failures else 0)

@@ -2,10 +2,12 @@
 # It is read from the repository at every call, so changes here need no image rebuild.
 #
 # target side:
-#   target-setup TRANSPORT PORT NQN NSEC1 NSEC2 SIZE_MB   null_blk x2 -> nvmet subsystem (nsid 1, 2) -> port
-#   drive-delay NQN NSID NSEC                           change nullb<NSID-1>'s completion delay (see below)
-#   link-delay USEC                                     netem delay on eth1 egress (0 = none)
-#   target-status NQN
+#   target-setup TRANSPORT PORT NQN NSEC1 NSEC2 SIZE_MB [PORT_ID]
+#                              null_blk x2 -> nvmet subsystem NQN (nsid 1, 2) -> nvmet port PORT_ID
+#                              (default 1); called once per transport, the drives are shared
+#   drive-delay NSID NSEC      change nullb<NSID-1>'s completion delay in every subsystem (see below)
+#   link-delay USEC            netem delay on eth1 egress (0 = none)
+#   target-status
 # host side:
 #   host-connect TRANSPORT ADDR PORT NQN                connect, wait for the namespaces, print "nsid dev"
 #   host-devices NQN                                    print "nsid dev" for the connected subsystem
@@ -54,7 +56,7 @@ nvmet_ns() {   # NQN NSID DEV
 }
 
 target_setup() {
-  local tr=$1 port=$2 nqn=$3 nsec1=$4 nsec2=$5 mb=$6
+  local tr=$1 port=$2 nqn=$3 nsec1=$4 nsec2=$5 mb=$6 port_id=${7:-1}
   [ -d /sys/module/null_blk ] || modprobe null_blk nr_devices=0 || die "modprobe null_blk failed"
   nullb_create nullb0 "$nsec1" "$mb"
   nullb_create nullb1 "$nsec2" "$mb"
@@ -63,7 +65,7 @@ target_setup() {
     tcp)  modprobe nvmet-tcp || die "modprobe nvmet-tcp failed" ;;
     rdma) rdma_link; modprobe nvmet-rdma || die "modprobe nvmet-rdma failed" ;;
   esac
-  local s=$NVMET/subsystems/$nqn p=$NVMET/ports/1
+  local s=$NVMET/subsystems/$nqn p=$NVMET/ports/$port_id
   mkdir -p "$s"
   echo 1 > "$s/attr_allow_any_host"
   nvmet_ns "$nqn" 1 /dev/nullb0
@@ -73,8 +75,8 @@ target_setup() {
     echo "$tr" > "$p/addr_trtype"; echo ipv4 > "$p/addr_adrfam"
     echo 192.168.100.1 > "$p/addr_traddr"; echo "$port" > "$p/addr_trsvcid"
   fi
-  [ "$(cat "$p/addr_trtype")" = "$tr" ] || die "nvmet port 1 is $(cat "$p/addr_trtype"), not $tr: tb down first"
-  [ -e "$p/subsystems/$nqn" ] || ln -s "$s" "$p/subsystems/$nqn" || die "cannot link $nqn to port 1"
+  [ "$(cat "$p/addr_trtype")" = "$tr" ] || die "nvmet port $port_id is $(cat "$p/addr_trtype"), not $tr: tb down first"
+  [ -e "$p/subsystems/$nqn" ] || ln -s "$s" "$p/subsystems/$nqn" || die "cannot link $nqn to port $port_id"
   say "nvmet: $tr 192.168.100.1:$port $nqn ns1=/dev/nullb0 ($(nullb_desc nullb0)) ns2=/dev/nullb1 ($(nullb_desc nullb1))"
 }
 
@@ -85,19 +87,23 @@ nullb_desc() { echo "irqmode=$(cat $NULLB/$1/irqmode) completion_nsec=$(cat $NUL
 # the new delay, put the namespace back.  The host gets a namespace-changed AEN; its block device
 # comes back (same name) after its rescan.  I/O to that namespace fails during the switch: idle it.
 drive_delay() {
-  local nqn=$1 nsid=$2 nsec=$3 dev=nullb$(( $2 - 1 ))
-  local ns=$NVMET/subsystems/$nqn/namespaces/$nsid
-  [ -d "$ns" ] || die "no namespace $nsid in $nqn"
+  local nsid=$1 nsec=$2 dev=nullb$(( $1 - 1 )) ns nss=()
+  for ns in "$NVMET"/subsystems/*/namespaces/"$nsid"; do
+    [ -d "$ns" ] && [ "$(cat "$ns/device_path")" = "/dev/$dev" ] && nss+=("$ns")
+  done
+  [ ${#nss[@]} -gt 0 ] || die "no subsystem has namespace $nsid on /dev/$dev"
   [ "$(cat $NULLB/$dev/completion_nsec)" = "$nsec" ] && [ "$(cat $NULLB/$dev/irqmode)" = "$([ "$nsec" -gt 0 ] && echo 2 || echo 0)" ] \
     && { say "$dev already at $(nullb_desc $dev)"; return 0; }
-  echo 0 > "$ns/enable"
+  for ns in "${nss[@]}"; do echo 0 > "$ns/enable"; done
   echo 0 > "$NULLB/$dev/power"
   nullb_config "$dev" "$nsec"
   echo 1 > "$NULLB/$dev/power" || die "cannot power on $dev"
   wait_for 10 test -b "/dev/$dev" || die "/dev/$dev did not come back"
-  echo -n "/dev/$dev" > "$ns/device_path"
-  echo 1 > "$ns/enable" || die "cannot re-enable namespace $nsid"
-  say "nsid $nsid = /dev/$dev: $(nullb_desc $dev)"
+  for ns in "${nss[@]}"; do
+    echo -n "/dev/$dev" > "$ns/device_path"
+    echo 1 > "$ns/enable" || die "cannot re-enable $ns"
+  done
+  say "nsid $nsid = /dev/$dev: $(nullb_desc $dev) (${#nss[@]} subsystem(s))"
 }
 
 link_delay() {
@@ -112,8 +118,12 @@ link_delay() {
 
 target_status() {
   for d in nullb0 nullb1; do [ -d $NULLB/$d ] && echo "$d: $(nullb_desc $d) size=$(cat $NULLB/$d/size)MB"; done
-  local s=$NVMET/subsystems/$1
-  for ns in "$s"/namespaces/*; do [ -d "$ns" ] && echo "nsid ${ns##*/}: $(cat "$ns/device_path") enable=$(cat "$ns/enable")"; done
+  local s ns
+  for s in "$NVMET"/subsystems/*; do
+    for ns in "$s"/namespaces/*; do
+      [ -d "$ns" ] && echo "${s##*/} nsid ${ns##*/}: $(cat "$ns/device_path") enable=$(cat "$ns/enable")"
+    done
+  done
   for p in $NVMET/ports/*; do [ -d "$p" ] && echo "port ${p##*/}: $(cat "$p/addr_trtype") $(cat "$p/addr_traddr"):$(cat "$p/addr_trsvcid")"; done
   echo "eth1 qdisc: $(tc qdisc show dev eth1 | head -n1)"
 }
