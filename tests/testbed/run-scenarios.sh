@@ -1,5 +1,5 @@
 #!/bin/bash
-# run-scenarios.sh BUILD_DIR - the end-to-end tests on real NVMe/TCP traffic in the two-VM test bed,
+# run-scenarios.sh BUILD_DIR - the end-to-end tests on real NVMe/TCP and NVMe/RDMA traffic in the two-VM test bed,
 # each checked against ground truth (tests/testbed/check_run.py). One boot of the VMs serves all
 # scenarios. Prints "N passed, M failed" last.
 set -uo pipefail
@@ -22,7 +22,9 @@ scenario() {  # NAME COMMAND...: one scenario passes when its command exits 0
 }
 
 trap '"$tb" down >/dev/null 2>&1' EXIT
-"$tb" up --transport tcp || { echo "0 passed, 1 failed"; exit 1; }
+# One boot for both transports: a subsystem over NVMe/TCP and one over NVMe/RDMA (soft-RoCE), on
+# the same null_blk drives.
+"$tb" up --transport tcp,rdma || { echo "0 passed, 1 failed"; exit 1; }
 eval "$("$tb" env)"
 out=$NTPROF_TB_SHARE/out
 
@@ -33,20 +35,47 @@ run_and_check() {  # NAME [record-run args...]
 
 # The baseline and the delay runs sample every command (-s 1): then each command carries the same
 # probes, and the kernel's own block accounting is ground truth for the end-to-end latency.
-scenario "baseline 4KiB randread QD1, end to end vs the block layer's accounting" bash -c "
+scenario "baseline 4KiB randread QD1 over TCP, end to end vs the block layer's accounting" bash -c "
   '$record' baseline --runtime $runtime -s 1 >/dev/null && $check consistent '$out/baseline' --latency"
-scenario "drive delay ${drive_delay_us} us lands in storage" bash -c "
-  '$tb' set-drive-delay $((drive_delay_us * 1000)) &&
-  '$record' drive --runtime $runtime -s 1 >/dev/null &&
-  '$tb' set-drive-delay 0 &&
-  $check consistent '$out/drive' && $check shift '$out/baseline' '$out/drive' storage $drive_delay_us"
-scenario "link delay ${link_delay_us} us lands in network" bash -c "
-  '$tb' set-link-delay $link_delay_us &&
-  '$record' link --runtime $runtime -s 1 >/dev/null &&
-  '$tb' set-link-delay 0 &&
-  $check consistent '$out/link' && $check shift '$out/baseline' '$out/link' network $link_delay_us"
-scenario "4KiB randread QD8" run_and_check qd8 -s 10 -- --rw=randread --bs=4k --iodepth=8
-scenario "4KiB randwrite QD1" run_and_check randwrite -s 10 -- --rw=randwrite --bs=4k --iodepth=1
+
+# The I/O classes, one after the other in one recording per transport (fio stonewall): 4 KiB and
+# 128 KiB reads and writes at QD1 (TCP: in-capsule writes, R2T writes, multi-PDU reads; RDMA:
+# inline writes, RDMA READ writes, RDMA WRITE reads). Each again with a drive delay and a link delay.
+class_runtime=${NTPROF_SCENARIO_CLASS_RUNTIME:-8}
+classes="--iodepth=1 --name=read4k --rw=randread --bs=4k --name=write4k --stonewall --rw=randwrite --bs=4k
+  --name=read128k --stonewall --rw=randread --bs=128k --name=write128k --stonewall --rw=randwrite --bs=128k"
+record_classes() {  # NAME TRANSPORT
+  "$record" "$1" --transport "$2" --runtime "$class_runtime" -s 1 -- $classes >/dev/null
+}
+classes_run() {  # TRANSPORT
+  record_classes "classes-$1" "$1" && $check classes "$out/classes-$1"
+}
+delay_run() {  # NAME TRANSPORT STAGE MICROSECONDS: the classes again, STAGE must have moved
+  record_classes "$1-$2" "$2" && $check consistent "$out/$1-$2" &&
+    $check shift "$out/classes-$2" "$out/$1-$2" "$3" "$4" --classes
+}
+for t in tcp rdma; do
+  scenario "$t: four I/O classes, 100 % matched, stages > 0 and summing to end to end" classes_run $t
+done
+"$tb" set-drive-delay $((drive_delay_us * 1000)) >/dev/null 2>&1
+for t in tcp rdma; do
+  scenario "$t: drive delay ${drive_delay_us} us lands in storage, every class" \
+    delay_run drive $t storage "$drive_delay_us"
+done
+"$tb" set-drive-delay 0 >/dev/null 2>&1
+"$tb" set-link-delay "$link_delay_us" >/dev/null 2>&1
+for t in tcp rdma; do
+  scenario "$t: link delay ${link_delay_us} us lands in network, every class (twice for R2T / RDMA READ writes)" \
+    delay_run link $t network "$link_delay_us"
+done
+"$tb" set-link-delay 0 >/dev/null 2>&1
+side_by_side() {  # the README's table: the same workload over both transports
+  "$build/client/ntprofctl" compare "$out/classes-tcp" "$out/classes-rdma" > "$out/compare-tcp-rdma.txt" &&
+    cat "$out/compare-tcp-rdma.txt"
+}
+scenario "TCP vs RDMA side by side (ntprofctl compare)" side_by_side
+scenario "4KiB randread QD8 over TCP" run_and_check qd8 -s 10 -- --rw=randread --bs=4k --iodepth=8
+scenario "4KiB randread QD8 over RDMA" run_and_check qd8-rdma -s 10 --transport rdma -- --rw=randread --bs=4k --iodepth=8
 scenario "faults: fio killed, agent SIGKILLed, controller disconnected, wrong role" \
   "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
 if [ "${NTPROF_BENCH:-0}" = 1 ]; then
