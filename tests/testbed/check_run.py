@@ -8,8 +8,8 @@
                                              with -s 1 so every command carries the same probes);
                                              fio's latencies printed
   check_run.py NTPROFCTL shift BASE_DIR NEW_DIR STAGE MICROSECONDS [--classes]
-                                             STAGE's mean rose by MICROSECONDS +- 10 %, and no other
-                                             stage moved by more than 10 % of it. --classes: in every
+                                             STAGE's median rose by MICROSECONDS +- 10 %, and no other
+                                             stage's median rose by more than 10 % of it. --classes: in every
                                              I/O class (group) of the run, each with the number of
                                              times its command crosses the delayed path (R2T and
                                              RDMA READ writes cross a link delay twice)
@@ -151,23 +151,34 @@ def classes(run_dir):
                                          f"{comps.get(cid, 0):.1f} us > 0 ({transport})")
 
 
+def stage_medians(group):
+    return {s["id"]: s["p50_us"] for s in group["stages"]}
+
+
 def shift_one(label, base, new, stage, injected_us):
+    """base/new: the class's stage groups. Compared by median: under emulation a few commands wait
+    tens of ms on a descheduled vCPU (p99 >> p50), which moves a mean by more than the tolerance."""
+    mean_delta = stage_means(new)[stage] - stage_means(base)[stage]
+    base, new = stage_medians(base), stage_medians(new)
     delta = new[stage] - base[stage]
     check(abs(delta - injected_us) <= 0.10 * injected_us,
-          f"{label}: {stage} rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %)")
+          f"{label}: {stage} median rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %; "
+          f"mean rose {mean_delta:.1f} us)")
     for sid in base:
         if sid in (stage, "end_to_end"):
             continue
+        # The delay must not leak into another stage: none may rise by more than 10 % of it. A
+        # stage may fall: under emulation a slower I/O rate leaves the VMs' network stacks more
+        # CPU, and 128 KiB transfers then cross faster (the block layer's end to end shows it).
         moved = new.get(sid, 0) - base[sid]
-        check(abs(moved) <= 0.10 * injected_us,
-              f"{label}: {sid} moved {moved:+.1f} us (limit {0.1 * injected_us:.0f} us)")
+        check(moved <= 0.10 * injected_us,
+              f"{label}: {sid} median moved {moved:+.1f} us (may rise {0.1 * injected_us:.0f} us at most)")
 
 
 def shift(base_dir, new_dir, stage, injected_us, per_class=False):
     base_rep, new_rep = report(base_dir), report(new_dir)
     if not per_class:
-        shift_one(new_dir, stage_means(io_group(base_rep)), stage_means(io_group(new_rep)), stage,
-                  injected_us)
+        shift_one(new_dir, io_group(base_rep), io_group(new_rep), stage, injected_us)
         return
     transport = new_rep.get("transport", "")
     base_groups, new_groups = class_groups(base_rep), class_groups(new_rep)
@@ -177,8 +188,8 @@ def shift(base_dir, new_dir, stage, injected_us, per_class=False):
             continue
         op, size = key
         times = round_trips(transport, op, size) if stage == "network" else 1
-        shift_one(f"{new_dir} {new_groups[key]['name']} (x{times})", stage_means(base_groups[key]),
-                  stage_means(new_groups[key]), stage, injected_us * times)
+        shift_one(f"{new_dir} {new_groups[key]['name']} (x{times})", base_groups[key],
+                  new_groups[key], stage, injected_us * times)
 
 
 def main():
