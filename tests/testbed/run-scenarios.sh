@@ -10,8 +10,8 @@ record=$repo/deploy/testbed/record-run.sh
 check="$repo/tests/testbed/check_run.py $build/client/ntprofctl"
 export NTPROF_BUILD_DIR=$build
 runtime=${NTPROF_SCENARIO_RUNTIME:-30}
-drive_delay_us=${NTPROF_SCENARIO_DRIVE_US:-5000}
-link_delay_us=${NTPROF_SCENARIO_LINK_US:-5000}
+drive_delay_us=${NTPROF_SCENARIO_DRIVE_US:-10000}
+link_delay_us=${NTPROF_SCENARIO_LINK_US:-10000}
 
 passed=0
 failed=0
