@@ -166,7 +166,10 @@ void AddTargetStages(const v1::Record& r, const TargetHalf& t, CommandBreakdown*
   }
   if (t.t4 != 0) {
     Set(b, Component::kTargetRespond, Span(t.t3, t.t4));
-    Set(b, Component::kTargetSend, static_cast<int64_t>(t.t5 - t.t4) - xfer_after);
+    // NVMe/RDMA posts the response where it queues it (T5 = T4, or T5 ends the transfer that
+    // starts at T4): there is no send phase of its own to show.
+    const int64_t send = static_cast<int64_t>(t.t5 - t.t4) - xfer_after;
+    if (t.t5 != t.t4 && send != 0) Set(b, Component::kTargetSend, send);
   }
   uint64_t issue = StampOf(r, NTPROF_T_DRIVE_ISSUE);
   uint64_t done = StampOf(r, NTPROF_T_DRIVE_DONE);

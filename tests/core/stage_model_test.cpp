@@ -120,6 +120,26 @@ TEST_CASE("rdma_data_transfer_of_a_read_is_network_time", "[stage_model]") {
   CHECK(StageOf(*b, Stage::kNetwork) == 20'000 - 13'300 + 2'500);
 }
 
+TEST_CASE("rdma_response_posted_where_it_is_queued_has_no_send_component", "[stage_model]") {
+  // nvmet-rdma: T4 = the response post; a read's data WRITEs go with it and complete at T5
+  auto ts = TargetStamps(1000, 100, 100, 10'000, 100, 3'000);
+  ts[NTPROF_T_XFER_POSTED] = ts[NTPROF_T4_RESPOND];
+  ts[NTPROF_T_XFER_DONE] = ts[NTPROF_T5_REPLY_SENT];
+  auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1000, 100, 100, 20'000, 100, 100), "nvme1n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, ts, "nullb0");
+  auto read = BreakDown(&host, &target);
+  REQUIRE(read.has_value());
+  CHECK_FALSE(read->component(Component::kTargetSend).has_value());
+  CHECK(ComponentOf(*read, Component::kRdmaDataTransfer) == 3'000);
+  // a write: the response post is both T4 and T5
+  auto write_stamps = TargetStamps(1000, 100, 100, 10'000, 100, 0);
+  auto write_target = MakeRecord(v1::ROLE_TARGET, {}, write_stamps, "nullb0");
+  auto write = BreakDown(&host, &write_target);
+  REQUIRE(write.has_value());
+  CHECK_FALSE(write->component(Component::kTargetSend).has_value());
+  CHECK(StageOf(*write, Stage::kTargetDriver) == 300);
+}
+
 TEST_CASE("host_alone_shows_network_and_target_as_one_stage", "[stage_model]") {
   auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1000, 300, 800, 71'010, 470, 200), "nvme0n1");
   auto b = BreakDown(&host, nullptr);
