@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * host_tcp.bpf.c - NVMe/TCP host (nvme_core + nvme_tcp + the block layer).
+ * H0, H1, H4, H5 come from ntprof_nvme_host.h (shared with host_rdma.bpf.c).
  *
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
@@ -26,15 +27,9 @@
  */
 #include "ntprof_bpf_common.h"
 #include "ntprof_host_block.h"
+#define NTPROF_HOST_TRANSPORT NTPROF_TRANSPORT_TCP
+#include "ntprof_nvme_host.h"
 #include <bpf/bpf_endian.h>
-
-/* cid index: a PDU names its command by (queue, cid); the in-flight table is keyed by request. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_INFLIGHT);
-	__type(key, struct ntprof_host_cid_key);
-	__type(value, __u64);
-} cid_index SEC(".maps");
 
 /* What we know of one NVMe/TCP socket: its queue and where its outgoing PDU stream stands. */
 struct host_sock {
@@ -78,156 +73,7 @@ enum host_kprobe_hook {
 	HOOK_SKB_COPY_BITS = 3,
 };
 
-static __always_inline void *nvme_req_of(struct request *rq)
-{
-	return (void *)rq + bpf_core_type_size(struct request); /* blk_mq_rq_to_pdu() */
-}
 
-static __always_inline __u32 disk_dev(struct gendisk *disk)
-{
-	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
-}
-
-/* The namespace device an I/O request is for, as users name it: with native multipath the request
- * runs on a hidden path disk (nvme0c0n1, no dev_t in sysfs), so take the head's disk (nvme0n1).
- * 0 for admin and fabrics requests (no namespace). */
-static __always_inline __u32 nvme_rq_dev(struct request *rq)
-{
-	struct nvme_ns___ntprof *ns = BPF_CORE_READ(rq, q, queuedata);
-	struct nvme_ns_head___ntprof *head;
-	struct gendisk *disk = NULL;
-
-	if (!ns)
-		return 0;
-	head = BPF_CORE_READ(ns, head);
-	if (head && bpf_core_field_exists(head->disk))
-		disk = BPF_CORE_READ(head, disk);
-	if (!disk)
-		disk = BPF_CORE_READ(ns, disk);
-	return disk ? disk_dev(disk) : 0;
-}
-
-static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 qid, __u16 cid)
-{
-	struct ntprof_host_cid_key k = { .ctrl = ctrl, .qid = qid, .cid = cid };
-	__u64 *rq = bpf_map_lookup_elem(&cid_index, &k);
-
-	return rq ? host_lookup_request((struct request *)*rq) : NULL;
-}
-
-/* ---- H0/H1: nvme_setup_cmd, the sampling decision ---- */
-static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
-{
-	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
-	struct ntprof_record *rec;
-	struct ntprof_sqe sqe;
-	__u32 dev;
-
-	if (ntprof_read_sqe(cmd, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
-		return 0;
-	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
-		return 0;
-	/* sampled: only now pay for the rest */
-	dev = nvme_rq_dev(rq);
-	if (!dev || !ntprof_dev_watched(dev))
-		return 0; /* an admin command (nvme_req_qid() == 0), or not a watched namespace */
-
-	struct ntprof_record init = {
-		.slba = sqe.slba,
-		.nsid = sqe.nsid,
-		.nlb = sqe.nlb,
-		.ctrl = BPF_CORE_READ(nreq, ctrl, instance),
-		.dev = dev,
-		.flags = ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0,
-		.qid = BPF_CORE_READ(rq, mq_hctx, queue_num) + 1,
-		.cid = sqe.cid,
-		.opcode = sqe.opcode,
-		.transport = NTPROF_TRANSPORT_TCP,
-	};
-	init.stamps[NTPROF_H1_DRIVER_SUBMIT] = bpf_ktime_get_ns();
-	rec = host_track_request(rq, &init);
-	if (!rec)
-		return 0;
-
-	struct ntprof_host_cid_key k = { .ctrl = init.ctrl, .qid = init.qid, .cid = init.cid };
-	__u64 v = (__u64)rq;
-	if (bpf_map_update_elem(&cid_index, &k, &v, BPF_ANY)) {
-		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
-		host_forget_request(rq);
-	}
-	return 0;
-}
-
-SEC("tp_btf/nvme_setup_cmd")
-int BPF_PROG(nvme_setup_cmd_tp, struct request *rq, void *cmd)
-{
-	return on_nvme_setup_cmd(rq, cmd);
-}
-
-SEC("raw_tp/nvme_setup_cmd")
-int BPF_PROG(nvme_setup_cmd_rawtp, struct request *rq, void *cmd)
-{
-	return on_nvme_setup_cmd(rq, cmd);
-}
-
-/* ---- H4: nvme_complete_rq; device counters ---- */
-static __always_inline int on_nvme_complete_rq(struct request *rq)
-{
-	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
-	__u32 dev = nvme_rq_dev(rq);
-	struct ntprof_record *rec;
-
-	/* every completed command of a watched namespace, sampled or not; the request still holds
-	 * all its bytes here (blk_update_request has not run) */
-	if (dev && ntprof_dev_watched(dev))
-		host_count_completion(dev, rq, BPF_CORE_READ(rq, __data_len));
-	rec = host_lookup_request(rq);
-	if (!rec)
-		return 0;
-	rec->stamps[NTPROF_H4_DRIVER_DONE] = bpf_ktime_get_ns();
-	rec->status = BPF_CORE_READ(nreq, status);
-	if (rec->status)
-		rec->flags |= NTPROF_F_ERROR;
-	return 0;
-}
-
-SEC("tp_btf/nvme_complete_rq")
-int BPF_PROG(nvme_complete_rq_tp, struct request *rq)
-{
-	return on_nvme_complete_rq(rq);
-}
-
-SEC("raw_tp/nvme_complete_rq")
-int BPF_PROG(nvme_complete_rq_rawtp, struct request *rq)
-{
-	return on_nvme_complete_rq(rq);
-}
-
-/* ---- H5: block_rq_complete, emit ---- */
-static __always_inline int on_block_rq_complete(struct request *rq)
-{
-	struct ntprof_record *rec = host_block_done(rq);
-
-	if (!rec)
-		return 0;
-	ntprof_emit(rec);
-	struct ntprof_host_cid_key k = { .ctrl = rec->ctrl, .qid = rec->qid, .cid = rec->cid };
-	bpf_map_delete_elem(&cid_index, &k);
-	host_forget_request(rq);
-	return 0;
-}
-
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(block_rq_complete_tp, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return on_block_rq_complete(rq);
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(block_rq_complete_rawtp, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return on_block_rq_complete(rq);
-}
 
 /* ---- NVMe/TCP sockets ---- */
 

@@ -123,6 +123,8 @@ static __always_inline int ntprof_read_sqe(const void *sqe, struct ntprof_sqe *o
 	out->cid = *(__u16 *)&b[NTPROF_SQE_CID];
 	out->nsid = *(__u32 *)&b[NTPROF_SQE_NSID];
 	out->data_len = *(__u32 *)&b[NTPROF_SQE_SGL_LEN];
+	if ((b[NTPROF_SQE_SGL_TYPE] >> 4) == NTPROF_SGL_KEYED_DATA)
+		out->data_len &= 0xffffff; /* keyed SGL (RDMA): 24-bit length, then the key */
 	out->slba = *(__u64 *)&b[NTPROF_SQE_SLBA];
 	out->nlb = *(__u16 *)&b[NTPROF_SQE_NLB];
 	return 0;

@@ -2,11 +2,12 @@
 /*
  * ntprof_kernel_types.h - minimal CO-RE views of driver-private kernel structs.
  *
- * These structs live in module headers (drivers/nvme/host/nvme.h, drivers/nvme/{host,target}/tcp.c,
- * drivers/nvme/target/nvmet.h), so they are not in the build machine's vmlinux.h. Each is declared
- * here with only the fields we read and the CO-RE flavor suffix ___ntprof: libbpf strips the suffix
- * and relocates every field access against the BTF of the running kernel's module (nvme_core,
- * nvme_tcp, nvmet, nvmet_tcp) at load time, so offsets here do not matter, names do.
+ * These structs live in module headers (drivers/nvme/host/nvme.h,
+ * drivers/nvme/{host,target}/{tcp,rdma}.c, drivers/nvme/target/nvmet.h, include/rdma/ib_verbs.h),
+ * so they are not in the build machine's vmlinux.h. Each is declared here with only the fields we
+ * read and the CO-RE flavor suffix ___ntprof: libbpf strips the suffix and relocates every field
+ * access against the BTF of the running kernel's module (nvme_core, nvme_tcp, nvme_rdma, nvmet,
+ * nvmet_tcp, nvmet_rdma, ib_core) at load time, so offsets here do not matter, names do.
  *
  * Wire formats (the NVMe SQE, NVMe/TCP PDU headers) are not kernel structs: they are read as bytes at
  * the offsets the specifications fix (see the NTPROF_SQE_* and NTPROF_PDU_* constants).
@@ -86,14 +87,67 @@ struct nvmet_tcp_queue___ntprof {
 	bool hdr_digest;
 } NTPROF_CORE;
 
+/* ---- ib_core (include/rdma/ib_verbs.h): work completions ---- */
+struct ib_cqe___ntprof {
+	void *done;
+} NTPROF_CORE;
+
+struct ib_qp___ntprof {
+	void *qp_context; /* the ULP's queue (nvme_rdma_queue / nvmet_rdma_queue) */
+} NTPROF_CORE;
+
+enum ib_wc_status___ntprof { NTPROF_IB_WC_SUCCESS = 0 };
+
+struct ib_wc___ntprof {
+	struct ib_cqe___ntprof *wr_cqe; /* in an anonymous union with wr_id */
+	enum ib_wc_status___ntprof status;
+	__u32 byte_len;
+	struct ib_qp___ntprof *qp;
+} NTPROF_CORE;
+
+/* ---- nvme_rdma host (drivers/nvme/host/rdma.c) ---- */
+struct nvme_rdma_qe___ntprof {
+	struct ib_cqe___ntprof cqe; /* the completion names the qe by this member */
+	void *data;                 /* the SQE (send) or CQE (receive) buffer */
+} NTPROF_CORE;
+
+struct nvme_rdma_ctrl___ntprof;
+struct nvme_rdma_queue___ntprof {
+	struct nvme_rdma_ctrl___ntprof *ctrl;
+} NTPROF_CORE;
+
+struct nvme_rdma_ctrl___ntprof {
+	struct nvme_rdma_queue___ntprof *queues; /* qid = queue - queues */
+	struct nvme_ctrl___ntprof ctrl;
+} NTPROF_CORE;
+
+/* ---- nvmet_rdma target (drivers/nvme/target/rdma.c) ---- */
+struct nvmet_rdma_cmd___ntprof {
+	struct ib_cqe___ntprof cqe; /* receive completion of a capsule */
+	void *nvme_cmd;             /* struct nvme_command *: the SQE, read as bytes */
+} NTPROF_CORE;
+
+struct nvmet_rdma_queue___ntprof {
+	struct nvmet_sq___ntprof nvme_sq; /* embedded: &queue->nvme_sq is the command's sq */
+} NTPROF_CORE;
+
+struct nvmet_rdma_rsp___ntprof {
+	struct ib_cqe___ntprof send_cqe; /* completion of the response SEND */
+	struct ib_cqe___ntprof read_cqe; /* completion of the RDMA READ of a write's data */
+	struct nvmet_req___ntprof req;   /* embedded: nvmet core names the command by &rsp->req */
+} NTPROF_CORE;
+
 /* ---- NVMe submission queue entry (NVMe base spec, 64 bytes, little endian) ---- */
 #define NTPROF_SQE_OPCODE 0
 #define NTPROF_SQE_CID 2
 #define NTPROF_SQE_NSID 4
 #define NTPROF_SQE_SGL_LEN 32 /* dptr.sgl.length (fabrics: data length of the command) */
+#define NTPROF_SQE_SGL_TYPE 39 /* dptr.sgl.type: descriptor type (bits 7:4) and sub type */
+#define NTPROF_SGL_KEYED_DATA 0x4 /* keyed SGL data block (RDMA): length is 24 bits */
 #define NTPROF_SQE_SLBA 40
 #define NTPROF_SQE_NLB 48     /* cdw12 bits 15:0, 0-based */
 #define NTPROF_SQE_READ_LEN 52
+#define NTPROF_CQE_CID 12     /* command_id of a completion queue entry */
 #define NTPROF_CQE_STATUS 14  /* status field (bits 15:1) + phase (bit 0) */
 #define NTPROF_OPC_FABRICS 0x7f
 

@@ -99,19 +99,26 @@ bool OpenChannel(const std::string& address, const CollectorFlags& tls,
   return true;
 }
 
-bool OpenCollector(const CollectorFlags& given, CollectorTarget* target, std::string* error) {
-  CollectorFlags flags = given;
-  std::string source = "--collector";
-  if (flags.address.empty()) {
+std::string ResolveCollector(CollectorFlags* flags, const std::vector<std::string>& config_files) {
+  std::string source = flags->address.empty() ? "" : "--collector";
+  if (flags->address.empty()) {
     if (const char* env = std::getenv("NTPROF_COLLECTOR"); env && *env) {
-      flags.address = env;
+      flags->address = env;
       source = "NTPROF_COLLECTOR";
     }
   }
+  for (const std::string& path : config_files) ReadConfig(path, flags, &source);
+  return source;
+}
+
+bool OpenCollector(const CollectorFlags& given, CollectorTarget* target, std::string* error) {
+  CollectorFlags flags = given;
+  std::vector<std::string> configs;
   if (const char* home = std::getenv("HOME")) {
-    ReadConfig(absl::StrCat(home, "/.config/ntprof/ntprofctl.conf"), &flags, &source);
+    configs.push_back(absl::StrCat(home, "/.config/ntprof/ntprofctl.conf"));
   }
-  ReadConfig("/etc/ntprof/ntprofctl.conf", &flags, &source);
+  configs.push_back("/etc/ntprof/ntprofctl.conf");
+  std::string source = ResolveCollector(&flags, configs);
   if (flags.address.empty()) {
     flags.address = kDefaultCollector;
     source = "the default";

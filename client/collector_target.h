@@ -13,6 +13,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ntprof::cli {
 
@@ -39,6 +40,10 @@ struct CollectorTarget {
   std::string source;  // where the address came from, for error messages
   std::shared_ptr<grpc::Channel> channel;
 };
+
+// Fills the unset fields of *flags from $NTPROF_COLLECTOR, then the `key = value` config files in
+// order (first found wins). Returns where the address came from, "" when nowhere.
+std::string ResolveCollector(CollectorFlags* flags, const std::vector<std::string>& config_files);
 
 // Fills the gaps in flags from the environment and the config files, then opens a channel. Fails
 // (with a message naming the file) only when a TLS file cannot be read.

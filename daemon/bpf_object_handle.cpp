@@ -5,8 +5,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include "host_rdma.skel.h"
 #include "host_tcp.skel.h"
 #include "local_block.skel.h"
+#include "target_rdma.skel.h"
 #include "target_tcp.skel.h"
 
 namespace ntprof::agent {
@@ -46,6 +48,8 @@ class Skeleton : public BpfObjectHandle {
 
 using HostTcp = Skeleton<host_tcp, host_tcp__open_opts, host_tcp__destroy>;
 using TargetTcp = Skeleton<target_tcp, target_tcp__open_opts, target_tcp__destroy>;
+using HostRdma = Skeleton<host_rdma, host_rdma__open_opts, host_rdma__destroy>;
+using TargetRdma = Skeleton<target_rdma, target_rdma__open_opts, target_rdma__destroy>;
 using LocalBlock = Skeleton<local_block, local_block__open_opts, local_block__destroy>;
 
 }  // namespace
@@ -53,6 +57,10 @@ using LocalBlock = Skeleton<local_block, local_block__open_opts, local_block__de
 absl::StatusOr<std::unique_ptr<BpfObjectHandle>> OpenBpfObject(Role role, Transport transport,
                                                                const std::string& btf_path) {
   if (transport == Transport::kLocal) return LocalBlock::Open("local_block", btf_path);
+  if (transport == Transport::kRdma) {
+    if (role == Role::kHost) return HostRdma::Open("host_rdma", btf_path);
+    return TargetRdma::Open("target_rdma", btf_path);
+  }
   if (role == Role::kHost) return HostTcp::Open("host_tcp", btf_path);
   return TargetTcp::Open("target_tcp", btf_path);
 }

@@ -1,4 +1,5 @@
-// One opened (not yet loaded) BPF object of the agent: host_tcp, target_tcp or local_block, behind
+// One opened (not yet loaded) BPF object of the agent: host_tcp, target_tcp, host_rdma, target_rdma
+// or local_block, behind
 // one interface so the engine does not care which skeleton it drives.
 #pragma once
 

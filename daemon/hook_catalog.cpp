@@ -6,6 +6,10 @@ namespace {
 constexpr const char* kNvmeTcpHint = "run modprobe nvme-tcp and connect a controller (nvme connect -t tcp ...)";
 constexpr const char* kNvmetTcpHint =
     "run modprobe nvmet-tcp and configure a TCP port in /sys/kernel/config/nvmet";
+constexpr const char* kNvmeRdmaHint =
+    "run modprobe nvme-rdma and connect a controller (nvme connect -t rdma ...)";
+constexpr const char* kNvmetRdmaHint =
+    "run modprobe nvmet-rdma and configure an RDMA port in /sys/kernel/config/nvmet";
 constexpr const char* kSendpageGone =
     "kernel_sendpage() was removed in Linux 6.5 (NVMe/TCP sends with sock_sendmsg and "
     "MSG_SPLICE_PAGES there); this agent has no hook for that path yet";
@@ -53,10 +57,22 @@ HookSpec SendHook(HookSpec hook) {
   return hook;
 }
 
-std::vector<HookSpec> HostTcpHooks() {
+// nvme_core and the block layer: H0/H1, H4, H5 of every kernel host transport.
+HookSpec SetupCmdHook(const char* hint) {
+  return Tracepoint("nvme", "nvme_setup_cmd", "nvme_core", "nvme_core", "H0, H1; sampling decision",
+                    true, hint);
+}
+std::vector<HookSpec> HostCompletionHooks(const char* hint) {
   return {
-      Tracepoint("nvme", "nvme_setup_cmd", "nvme_core", "nvme_core",
-                 "H0, H1; sampling decision", true, kNvmeTcpHint),
+      Tracepoint("nvme", "nvme_complete_rq", "nvme_core", "nvme_core", "H4, device counters", true,
+                 hint),
+      Tracepoint("block", "block_rq_complete", "", "", "H5; emits the record", true),
+  };
+}
+
+std::vector<HookSpec> HostTcpHooks() {
+  std::vector<HookSpec> hooks = {
+      SetupCmdHook(kNvmeTcpHint),
       SendHook(Function("kernel_sendpage", "", "nvme_tcp", "H2, H_DATA_SENT (PDUs handed to TCP)",
                         true, true, kNvmeTcpHint, kSendpageGone)),
       SendHook(Function("kernel_sendmsg", "", "nvme_tcp",
@@ -66,39 +82,77 @@ std::vector<HookSpec> HostTcpHooks() {
                false, kNvmeTcpHint),
       Function("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED", true, true,
                kNvmeTcpHint),
-      Tracepoint("nvme", "nvme_complete_rq", "nvme_core", "nvme_core", "H4, device counters", true,
-                 kNvmeTcpHint),
-      Tracepoint("block", "block_rq_complete", "", "", "H5; emits the record", true),
+  };
+  for (HookSpec& h : HostCompletionHooks(kNvmeTcpHint)) hooks.push_back(std::move(h));
+  return hooks;
+}
+
+std::vector<HookSpec> HostRdmaHooks() {
+  std::vector<HookSpec> hooks = {
+      SetupCmdHook(kNvmeRdmaHint),
+      Function("nvme_rdma_post_send", "nvme_rdma", "nvme_rdma", "H2 (command capsule SEND posted)",
+               true, false, kNvmeRdmaHint),
+      Function("nvme_rdma_recv_done", "nvme_rdma", "nvme_rdma",
+               "H3 (response capsule received)", true, false, kNvmeRdmaHint),
+  };
+  for (HookSpec& h : HostCompletionHooks(kNvmeRdmaHint)) hooks.push_back(std::move(h));
+  return hooks;
+}
+
+// nvmet core and the backing device: T1, T2, T3 and the drive stamps of every kernel target
+// transport.
+std::vector<HookSpec> NvmetCoreHooks(const char* hint) {
+  HookSpec req_init = Tracepoint("nvmet", "nvmet_req_init", "nvmet", "nvmet", "T1", true, hint);
+  req_init.variants = kCoreFunctionVariants;
+  HookSpec req_complete = Tracepoint("nvmet", "nvmet_req_complete", "nvmet", "nvmet", "T3", true,
+                                     hint);
+  req_complete.variants = kCoreFunctionVariants;
+  return {
+      req_init,
+      Function("nvmet_bdev_execute_rw", "nvmet", "nvmet", "T2 (block device namespaces)", false,
+               false, hint),
+      Function("nvmet_file_execute_rw", "nvmet", "nvmet", "T2 (file namespaces)", false, false,
+               hint),
+      Tracepoint("block", "block_rq_issue", "", "", "T_DRIVE_ISSUE", false),
+      Tracepoint("block", "block_rq_complete", "", "", "T_DRIVE_DONE", false),
+      req_complete,
   };
 }
 
 std::vector<HookSpec> TargetTcpHooks() {
-  HookSpec req_init = Tracepoint("nvmet", "nvmet_req_init", "nvmet", "nvmet", "T1", true,
-                                 kNvmetTcpHint);
-  req_init.variants = kCoreFunctionVariants;
-  HookSpec req_complete = Tracepoint("nvmet", "nvmet_req_complete", "nvmet", "nvmet", "T3", true,
-                                     kNvmetTcpHint);
-  req_complete.variants = kCoreFunctionVariants;
-  return {
+  std::vector<HookSpec> hooks = {
       Function("kernel_recvmsg", "", "nvmet_tcp", "T0; sampling decision; T_DATA_RECEIVED", true,
                true, kNvmetTcpHint),
-      req_init,
-      Function("nvmet_bdev_execute_rw", "nvmet", "nvmet", "T2 (block device namespaces)", false,
-               false, kNvmetTcpHint),
-      Function("nvmet_file_execute_rw", "nvmet", "nvmet", "T2 (file namespaces)", false, false,
-               kNvmetTcpHint),
-      Tracepoint("block", "block_rq_issue", "", "", "T_DRIVE_ISSUE", false),
-      Tracepoint("block", "block_rq_complete", "", "", "T_DRIVE_DONE", false),
-      req_complete,
-      Function("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false, false,
-               kNvmetTcpHint),
-      SendHook(Function("kernel_sendpage", "", "nvmet_tcp",
-                        "T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record", true, true,
-                        kNvmetTcpHint, kSendpageGone)),
-      SendHook(Function("kernel_sendmsg", "", "nvmet_tcp",
-                        "T5 and the end of a PDU when data digests are used", false, true,
-                        kNvmetTcpHint)),
   };
+  for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
+  hooks.push_back(Function("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false, false,
+                           kNvmetTcpHint));
+  hooks.push_back(SendHook(Function("kernel_sendpage", "", "nvmet_tcp",
+                                    "T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record", true, true,
+                                    kNvmetTcpHint, kSendpageGone)));
+  hooks.push_back(SendHook(Function("kernel_sendmsg", "", "nvmet_tcp",
+                                    "T5 and the end of a PDU when data digests are used", false,
+                                    true, kNvmetTcpHint)));
+  return hooks;
+}
+
+std::vector<HookSpec> TargetRdmaHooks() {
+  auto nvmet_rdma = [](const char* name, const char* stamps, bool required) {
+    return Function(name, "nvmet_rdma", "nvmet_rdma", stamps, required, false, kNvmetRdmaHint);
+  };
+  std::vector<HookSpec> hooks = {
+      nvmet_rdma("nvmet_rdma_recv_done", "T0 (capsule received); sampling decision", true),
+  };
+  for (HookSpec& h : NvmetCoreHooks(kNvmetRdmaHint)) hooks.push_back(std::move(h));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_execute_command",
+                             "T_XFER_POSTED of writes (RDMA READ of the data posted)", false));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_read_data_done",
+                             "T_XFER_DONE, T_DATA_RECEIVED of writes (RDMA READ done)", false));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_queue_response",
+                             "T4; T5 of commands without read data; T_XFER_POSTED of reads", true));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_send_done",
+                             "T5, T_XFER_DONE of reads; T_RESPONSE_SENT; emits the record", true));
+  return hooks;
 }
 
 std::vector<HookSpec> LocalHooks() {
@@ -148,7 +202,14 @@ std::vector<std::string> VariantPrograms(const HookSpec& hook, AttachType type) 
 }
 
 std::vector<HookSpec> HooksFor(Role role, Transport transport) {
-  if (transport == Transport::kLocal) return LocalHooks();
+  switch (transport) {
+    case Transport::kLocal:
+      return LocalHooks();
+    case Transport::kRdma:
+      return role == Role::kHost ? HostRdmaHooks() : TargetRdmaHooks();
+    case Transport::kTcp:
+      break;
+  }
   return role == Role::kHost ? HostTcpHooks() : TargetTcpHooks();
 }
 

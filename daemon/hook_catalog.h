@@ -40,7 +40,7 @@ std::string AttachTypeName(AttachType type, bool on_return);
 // The BPF programs a variant consists of (a kprobe return hook is a kprobe + kretprobe pair).
 std::vector<std::string> VariantPrograms(const HookSpec& hook, AttachType type);
 
-// The hooks of one recording role on one transport (kTcp host/target, kLocal host).
+// The hooks of one recording role on one transport (kTcp, kRdma host/target; kLocal host).
 std::vector<HookSpec> HooksFor(Role role, Transport transport);
 
 }  // namespace ntprof::agent

@@ -7,14 +7,16 @@
 #include "cli_parse.h"
 #include "cli/probe_command.h"
 #include "cli/record_command.h"
+#include "cli/serve_command.h"
 
 int main(int argc, char** argv) {
   CLI::App app{R"(NAME
     ntprofd - NVMe-oF profiling agent: per sampled command, where the time went on this machine
 
 SYNOPSIS
-    ntprofd probe  --role host|target [--transport tcp|local] [--json]
-    ntprofd record --role host|target [--transport tcp|local] -s N -o FILE.ntp [options]
+    ntprofd probe  --role host|target [--transport tcp|rdma|local] [--json]
+    ntprofd record --role host|target [--transport tcp|rdma|local] -s N -o FILE.ntp [options]
+    ntprofd serve  --role host|target [--transport tcp|rdma|local] [--collector HOST:PORT] [options]
 
 DESCRIPTION
     ntprofd runs on each NVMe-oF host and target. With eBPF on an unmodified kernel it stamps
@@ -28,6 +30,7 @@ DESCRIPTION
 COMMANDS
     probe    which hooks this kernel offers and how each would attach
     record   record one role into a .ntp file
+    serve    the long-lived agent: serves its socket, records what the collector asks
 
     Run `ntprofd COMMAND --help` for its options, exit status and examples.
 
@@ -38,6 +41,7 @@ EXIT STATUS
   int exit_code = ntprof::daemon_cli::kOk;
   ntprof::daemon_cli::AddProbeCommand(app, &exit_code);
   ntprof::daemon_cli::AddRecordCommand(app, &exit_code);
+  ntprof::daemon_cli::AddServeCommand(app, &exit_code);
   return ntprof::cli::ParseAndRun(app, argc, argv, "ntprofd", exit_code,
                                  ntprof::daemon_cli::kBadInput);
 }

@@ -49,7 +49,7 @@ bool MissesCoreStamp(const ntprof_record& rec) {
 }
 
 void IdentityResolver::Refresh() {
-  if (options_.transport != Transport::kTcp) return;
+  if (options_.transport == Transport::kLocal) return;
   if (options_.role == Role::kHost) {
     host_view_ = ReadNvmeHostView();
   } else if (engine_) {
@@ -70,7 +70,7 @@ std::string IdentityResolver::DeviceName(uint32_t kernel_dev) {
 RecordIdentity IdentityResolver::Resolve(const ntprof_record& rec) {
   RecordIdentity id;
   id.device = DeviceName(rec.dev);
-  if (options_.transport != Transport::kTcp) return id;
+  if (options_.transport == Transport::kLocal) return id;
   if (rec.role == NTPROF_ROLE_HOST) {
     auto c = host_view_.controllers.find(static_cast<int>(rec.ctrl));
     if (c == host_view_.controllers.end()) {

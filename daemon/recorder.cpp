@@ -28,6 +28,18 @@ std::string Hostname() {
   return buf;
 }
 
+v1::Transport ToProto(Transport t) {
+  switch (t) {
+    case Transport::kTcp:
+      return v1::TRANSPORT_TCP;
+    case Transport::kRdma:
+      return v1::TRANSPORT_RDMA;
+    case Transport::kLocal:
+      return v1::TRANSPORT_LOCAL;
+  }
+  return v1::TRANSPORT_UNKNOWN;
+}
+
 std::string FirstLine(const std::string& path) {
   std::ifstream in(path);
   std::string line;
@@ -59,7 +71,8 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
     return absl::NotFoundError(
         s.transport == Transport::kLocal
             ? "no block device " + s.device
-            : "no NVMe/TCP namespace " + s.device + " on this host (see `nvme list`)");
+            : std::string("no NVMe/") + (s.transport == Transport::kRdma ? "RDMA" : "TCP") +
+                  " namespace " + s.device + " on this host (see `nvme list`)");
   }
   r->identity_.Refresh();
 
@@ -70,7 +83,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
   h.set_kernel_release(u.release);
   h.set_boot_id(FirstLine("/proc/sys/kernel/random/boot_id"));
   h.set_role(s.role == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
-  h.set_transport(s.transport == Transport::kTcp ? v1::TRANSPORT_TCP : v1::TRANSPORT_LOCAL);
+  h.set_transport(ToProto(s.transport));
   h.set_stack(v1::STACK_KERNEL);
   h.set_sample_rate(s.sample_rate);
   h.set_salt(s.salt);
@@ -93,10 +106,10 @@ absl::StatusOr<bool> Recorder::UpdateWatchedDevices() {
     if (present) devs.push_back(*dev);
   } else if (s.role == Role::kHost) {
     NvmeHostView view = ReadNvmeHostView();
-    devs = view.DevicesOn("tcp", s.device);
-    ports = view.PortsOn("tcp");
+    devs = view.DevicesOn(TransportName(s.transport), s.device);
+    if (s.transport == Transport::kTcp) ports = view.PortsOn("tcp");
     present = s.device.empty() || !devs.empty();
-  } else {
+  } else if (s.transport == Transport::kTcp) {
     ports = ReadNvmetTcpPorts();
   }
   if (s.transport == Transport::kTcp && ports.empty()) ports.push_back(kDefaultNvmeTcpPort);

@@ -4,7 +4,17 @@ namespace ntprof::agent {
 
 const char* RoleName(Role role) { return role == Role::kHost ? "host" : "target"; }
 
-const char* TransportName(Transport t) { return t == Transport::kTcp ? "tcp" : "local"; }
+const char* TransportName(Transport t) {
+  switch (t) {
+    case Transport::kTcp:
+      return "tcp";
+    case Transport::kRdma:
+      return "rdma";
+    case Transport::kLocal:
+      return "local";
+  }
+  return "?";
+}
 
 std::optional<Role> ParseRole(const std::string& s) {
   if (s == "host") return Role::kHost;
@@ -14,6 +24,7 @@ std::optional<Role> ParseRole(const std::string& s) {
 
 std::optional<Transport> ParseTransport(const std::string& s) {
   if (s == "tcp") return Transport::kTcp;
+  if (s == "rdma") return Transport::kRdma;
   if (s == "local") return Transport::kLocal;
   return std::nullopt;
 }

@@ -8,14 +8,15 @@
 namespace ntprof::agent {
 
 enum class Role { kHost, kTarget };
-enum class Transport { kTcp, kLocal };
+enum class Transport { kTcp, kRdma, kLocal };
 
 struct SessionOptions {
   Role role = Role::kHost;
   Transport transport = Transport::kTcp;
   uint32_t sample_rate = 0;  // N: one command in N (1 = all)
   uint64_t salt = 0;
-  // Host: only this namespace (nvme0n1) / local block device (loop0); empty = every NVMe/TCP one.
+  // Host: only this namespace (nvme0n1) / local block device (loop0); empty = every namespace of
+  // the transport.
   std::string device;
   // External BTF with the types of modules built without BTF (libbpf btf_custom_path).
   std::string btf_path;
@@ -24,7 +25,7 @@ struct SessionOptions {
 };
 
 const char* RoleName(Role role);            // "host" / "target"
-const char* TransportName(Transport t);     // "tcp" / "local"
+const char* TransportName(Transport t);     // "tcp" / "rdma" / "local"
 std::optional<Role> ParseRole(const std::string& s);
 std::optional<Transport> ParseTransport(const std::string& s);
 

@@ -535,7 +535,8 @@ absl::StatusOr<StoredSession> SessionRegistry::Stored(const std::string& name) c
     return absl::NotFoundError(
         absl::StrCat("no session named '", name, "'; `ntprofctl status` lists the sessions"));
   }
-  return StoredSession{name, it->second->running(), it->second->files->Files()};
+  return StoredSession{name, it->second->running(), it->second->files->Files(),
+                       it->second->notes};
 }
 
 void SessionRegistry::Tick() {

@@ -39,6 +39,7 @@ struct StoredSession {
   std::string name;
   bool running = false;
   std::vector<StoredFile> files;
+  std::vector<std::string> notes;  // the session's own: gaps agents declared, failed starts
 };
 
 class SessionRegistry {

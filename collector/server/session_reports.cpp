@@ -32,6 +32,8 @@ absl::StatusOr<Report> SessionReport(const StoredSession& session) {
     if (session.running && about_open_file) continue;
     notes.push_back(absl::StrReplaceAll(note, short_names));
   }
+  // What the files cannot tell: batches an agent declared lost, agents that could not record.
+  notes.insert(notes.begin(), session.notes.begin(), session.notes.end());
   if (session.running) {
     notes.insert(notes.begin(), absl::StrCat("session ", session.name,
                                              " is still running: records received so far"));

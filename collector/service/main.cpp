@@ -11,6 +11,7 @@
 
 #include "collector_server.h"
 #include "spdlog/spdlog.h"
+#include "stop_signals.h"
 
 int main(int argc, char** argv) {
   ntprof::collector::ServerOptions options;
@@ -58,13 +59,7 @@ Examples:
   }
   spdlog::set_level(spdlog::level::from_str(log_level));
 
-  // Signals are taken by sigwait below, not by whichever thread happens to run.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
+  const sigset_t signals = ntprof::cli::BlockStopSignals();
 
   ntprof::collector::CollectorServer server(options);
   if (auto st = server.Start(); !st.ok()) {
@@ -77,8 +72,7 @@ Examples:
   if (!options.metrics_listen.empty()) {
     spdlog::info("metrics on {} (port {})", options.metrics_listen, server.metrics_port());
   }
-  int sig = 0;
-  sigwait(&signals, &sig);
+  const int sig = ntprof::cli::WaitForStopSignal(signals);
   spdlog::info("signal {}: shutting down", sig);
   // Every acked batch is already in its session file (acks follow write(2)), so a stream that
   // does not wind down must not keep the process alive: leave after a bounded grace period.

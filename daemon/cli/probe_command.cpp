@@ -66,7 +66,7 @@ void AddProbeCommand(CLI::App& app, int* exit_code) {
     ntprofd probe - which hooks this kernel offers, and how each attaches
 
 SYNOPSIS
-    ntprofd probe --role host|target [--transport tcp|local] [--json] [--no-load]
+    ntprofd probe --role host|target [--transport tcp|rdma|local] [--json] [--no-load]
                   [--btf FILE] [--prefer TYPE]
 
 DESCRIPTION
@@ -82,8 +82,9 @@ DESCRIPTION
                   "host (NVMe-oF initiator) or target (nvmet); required unless --spdk-target/--spdk-host")
       ->check(CLI::IsMember({"host", "target"}));
   cmd->add_option("--transport", args->transport,
-                  "tcp (NVMe/TCP), or local (a local block device, host role only)")
-      ->check(CLI::IsMember({"tcp", "local"}))
+                  "tcp (NVMe/TCP), rdma (NVMe/RDMA), or local (a local block device, host "
+                  "role only)")
+      ->check(CLI::IsMember({"tcp", "rdma", "local"}))
       ->capture_default_str();
   cmd->add_flag("--json", args->json, "Print the plan as JSON");
   cmd->add_flag("--no-load", args->no_load,
@@ -104,6 +105,7 @@ EXIT STATUS
 EXAMPLES
     ntprofd probe --role host
     ntprofd probe --role target --json | jq '.hooks[] | {hook, chosen}'
+    ntprofd probe --role target --transport rdma
     ntprofd probe --role host --transport local --no-load
     ntprofd probe --spdk-target /usr/local/bin/nvmf_tgt)");
   cmd->callback([args, spdk, exit_code]() {

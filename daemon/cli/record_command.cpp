@@ -115,7 +115,7 @@ void AddRecordCommand(CLI::App& app, int* exit_code) {
     ntprofd record - record where the time of sampled NVMe-oF commands went, on one machine
 
 SYNOPSIS
-    ntprofd record --role host|target [--transport tcp|local] -s N [--salt S]
+    ntprofd record --role host|target [--transport tcp|rdma|local] -s N [--salt S]
                    [-d SECONDS] [-i SECONDS] [--device DEV] -o FILE.ntp
 
 DESCRIPTION
@@ -127,15 +127,17 @@ DESCRIPTION
     per group (operation, size, device). It stops on SIGINT/SIGTERM, after -d seconds, or when
     the recorded device disappears, and always finalizes the file.
 
-    host   NVMe/TCP initiator: every NVMe/TCP namespace, or only --device nvmeXnY.
-           Identity comes from /sys/class/nvme/nvmeN (subsystem NQN, cntlid), re-read on reconnect.
-    target nvmet with TCP ports: every subsystem; the backing device is recorded per command.
+    host   NVMe/TCP or NVMe/RDMA initiator (--transport): every namespace of that transport, or
+           only --device nvmeXnY. Identity comes from /sys/class/nvme/nvmeN (subsystem NQN,
+           cntlid), re-read on reconnect.
+    target nvmet with TCP or RDMA ports: every subsystem; the backing device is recorded per
+           command.
     local  (--transport local, host role) a local block device: block layer and drive only.
 
     Join host and target files with `ntprofctl report HOST.ntp TARGET.ntp`.)");
   cmd->add_option("--role", args->role, "host or target (required unless --spdk-target/--spdk-host)")
       ->check(CLI::IsMember({"host", "target"}));
-  cmd->add_option("--transport", args->transport, "tcp, or local (host role only); rdma with --spdk-*")
+  cmd->add_option("--transport", args->transport, "tcp, rdma, or local (host role only)")
       ->check(CLI::IsMember({"tcp", "local", "rdma"}))
       ->capture_default_str();
   cmd->add_option("-s,--sample-rate", args->sample_rate, "Keep one command in N (1 = every command)")
@@ -171,6 +173,7 @@ EXIT STATUS
 EXAMPLES
     target# ntprofd record --role target -s 100 --salt 7 -d 60 -o target.ntp
     host#   ntprofd record --role host   -s 100 --salt 7 -d 60 -o host.ntp
+    host#   ntprofd record --role host --transport rdma -s 100 --salt 7 -d 60 -o host.ntp
     host#   ntprofd record --role host --transport local --device nvme0n1 -s 10 -o local.ntp
     target# ntprofd record --spdk-target /usr/local/bin/nvmf_tgt -s 100 --salt 7 -o spdk.ntp
     host#   ntprofd record --spdk-host $(pidof spdk_nvme_perf) -s 100 --salt 7 -o perf.ntp)");
@@ -189,8 +192,6 @@ EXAMPLES
       return;
     }
     if (args->role.empty()) throw CLI::RequiredError("--role");
-    if (args->transport == "rdma")
-      throw CLI::ValidationError("--transport rdma", "kernel NVMe/RDMA is not supported yet");
     if (args->transport == "local" && args->role != "host")
       throw CLI::ValidationError("--transport local", "is only for --role host");
     if (args->transport == "local" && args->device.empty())

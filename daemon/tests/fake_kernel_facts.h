@@ -42,24 +42,42 @@ class FakeKernelFacts : public KernelFacts {
   Support Fentry() const override { return fentry; }
   Support Kprobes() const override { return kprobes; }
 
+  // "module:function" entries: in BTF and traceable.
+  void AddFunctions(std::initializer_list<const char*> functions) {
+    for (const char* f : functions) {
+      btf_functions.insert(f);
+      std::string fn(f);
+      traceable.insert(fn.substr(fn.find(':') + 1));
+    }
+  }
+
   // Debian 6.1 with nvme-tcp and nvmet-tcp loaded: everything HOOKS.md says attaches.
   static FakeKernelFacts Debian61() {
     FakeKernelFacts k;
     k.modules = {"nvme_core", "nvme_tcp", "nvmet", "nvmet_tcp"};
     k.modules_with_btf = {"", "nvme_core", "nvme_tcp", "nvmet", "nvmet_tcp"};
-    for (const char* f : {":kernel_sendpage", ":kernel_sendmsg", ":kernel_recvmsg", ":skb_copy_bits",
-                          "nvme_tcp:nvme_tcp_recv_skb", "nvmet:nvmet_req_init",
-                          "nvmet:nvmet_req_complete", "nvmet:nvmet_bdev_execute_rw",
-                          "nvmet:nvmet_file_execute_rw", "nvmet_tcp:nvmet_tcp_queue_response"}) {
-      k.btf_functions.insert(f);
-      std::string fn(f);
-      k.traceable.insert(fn.substr(fn.find(':') + 1));
-    }
+    k.AddFunctions({":kernel_sendpage", ":kernel_sendmsg", ":kernel_recvmsg", ":skb_copy_bits",
+                    "nvme_tcp:nvme_tcp_recv_skb", "nvmet:nvmet_req_init",
+                    "nvmet:nvmet_req_complete",
+                    "nvmet:nvmet_bdev_execute_rw", "nvmet:nvmet_file_execute_rw",
+                    "nvmet_tcp:nvmet_tcp_queue_response"});
     k.tracepoints = {"nvme:nvme_setup_cmd", "nvme:nvme_complete_rq", "nvmet:nvmet_req_init",
                      "nvmet:nvmet_req_complete", "block:block_rq_issue", "block:block_rq_complete"};
     k.btf_tracepoints = {"nvme_core:nvme_setup_cmd", "nvme_core:nvme_complete_rq",
                          "nvmet:nvmet_req_init", "nvmet:nvmet_req_complete", ":block_rq_issue",
                          ":block_rq_complete"};
+    return k;
+  }
+
+  // Debian 6.1 with nvme-rdma and nvmet-rdma loaded (soft-RoCE) instead of the TCP drivers.
+  static FakeKernelFacts Debian61Rdma() {
+    FakeKernelFacts k = Debian61();
+    k.modules = {"nvme_core", "nvme_rdma", "nvmet", "nvmet_rdma", "ib_core", "rdma_rxe"};
+    k.modules_with_btf = {"", "nvme_core", "nvme_rdma", "nvmet", "nvmet_rdma", "ib_core"};
+    k.AddFunctions({"nvme_rdma:nvme_rdma_post_send", "nvme_rdma:nvme_rdma_recv_done",
+                    "nvmet_rdma:nvmet_rdma_recv_done", "nvmet_rdma:nvmet_rdma_execute_command",
+                    "nvmet_rdma:nvmet_rdma_read_data_done", "nvmet_rdma:nvmet_rdma_queue_response",
+                    "nvmet_rdma:nvmet_rdma_send_done"});
     return k;
   }
 

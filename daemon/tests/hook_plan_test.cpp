@@ -174,5 +174,53 @@ TEST_CASE("plan_renders_text_and_json") {
   CHECK(json.find("\"chosen\": null") != std::string::npos);
 }
 
+TEST_CASE("rdma_plans_use_the_nvme_rdma_and_nvmet_rdma_hooks") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61Rdma();
+  HookPlan host = PlanHooks(Role::kHost, Transport::kRdma, k, {});
+  CHECK(host.CheckRequired().ok());
+  CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
+  CHECK(Chosen(host, "nvme_rdma_post_send") == "fentry");
+  CHECK(Chosen(host, "nvme_rdma_recv_done") == "fentry");
+  CHECK(Chosen(host, "nvme_complete_rq") == "tp_btf");
+  CHECK(Chosen(host, "block_rq_complete") == "tp_btf");
+  CHECK(host.MissingOptional().empty());
+  std::vector<std::string> progs = host.ChosenPrograms();
+  CHECK(std::count(progs.begin(), progs.end(), "nvme_rdma_post_send_fentry") == 1);
+  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fexit") == 0);
+
+  HookPlan target = PlanHooks(Role::kTarget, Transport::kRdma, k, {});
+  CHECK(target.CheckRequired().ok());
+  CHECK(Chosen(target, "nvmet_rdma_recv_done") == "fentry");
+  CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
+  CHECK(Chosen(target, "nvmet_rdma_execute_command") == "fentry");
+  CHECK(Chosen(target, "nvmet_rdma_read_data_done") == "fentry");
+  CHECK(Chosen(target, "nvmet_req_complete") == "tp_btf");
+  CHECK(Chosen(target, "nvmet_rdma_queue_response") == "fentry");
+  CHECK(Chosen(target, "nvmet_rdma_send_done") == "fentry");
+  CHECK(target.MissingOptional().empty());
+}
+
+TEST_CASE("rdma_falls_back_to_kprobes_and_names_the_rdma_fix") {
+  FakeKernelFacts k = FakeKernelFacts::Debian61Rdma();
+  k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
+  HookPlan target = PlanHooks(Role::kTarget, Transport::kRdma, k, {});
+  CHECK(target.CheckRequired().ok());
+  CHECK(Chosen(target, "nvmet_rdma_recv_done") == "kprobe");
+  CHECK(Chosen(target, "nvmet_rdma_send_done") == "kprobe");
+
+  k = FakeKernelFacts::Debian61Rdma();
+  k.modules.erase("nvmet_rdma");
+  absl::Status s = PlanHooks(Role::kTarget, Transport::kRdma, k, {}).CheckRequired();
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()) ==
+        "cannot attach nvmet_rdma_recv_done (T0 (capsule received); sampling decision): module "
+        "nvmet_rdma not loaded; run modprobe nvmet-rdma and configure an RDMA port in "
+        "/sys/kernel/config/nvmet");
+  s = PlanHooks(Role::kHost, Transport::kRdma, FakeKernelFacts::Debian61(), {}).CheckRequired();
+  REQUIRE_FALSE(s.ok());
+  CHECK(std::string(s.message()).find("module nvme_rdma not loaded; run modprobe nvme-rdma") !=
+        std::string::npos);
+}
+
 }  // namespace
 }  // namespace ntprof::agent

@@ -23,6 +23,13 @@ check "probe bad role" 2 "$NTPROFD" probe --role initiator
 check "record without -s" 2 "$NTPROFD" record --role host -o /tmp/x.ntp
 check "record local without device" 2 "$NTPROFD" record --role host --transport local -s 1 -o /tmp/x.ntp
 check "record local target" 2 "$NTPROFD" record --role target --transport local --device loop0 -s 1 -o /tmp/x.ntp
+check "probe bad transport" 2 "$NTPROFD" probe --role host --transport fc
+# rdma is a transport of both commands: never a flag error (exit 0 or 1 as the kernel allows)
+"$NTPROFD" probe --role target --transport rdma --no-load >/dev/null 2>&1
+[ $? -ne 2 ] && echo "ok   probe rdma accepted" || { echo "FAIL probe --transport rdma: exit 2"; fail=1; }
+"$NTPROFD" record --role host --transport rdma -s 1 -d 0.1 -o /tmp/ntprofd_cli_rdma.$$ >/dev/null 2>&1
+[ $? -ne 2 ] && echo "ok   record rdma accepted" || { echo "FAIL record --transport rdma: exit 2"; fail=1; }
+rm -f /tmp/ntprofd_cli_rdma.$$
 check "version" 0 "$NTPROFD" --version
 rm -f /tmp/ntprofd_cli_err.$$
 exit $fail

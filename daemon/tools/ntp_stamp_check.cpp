@@ -46,6 +46,10 @@ void Check(const ntprof::v1::Record& r, Tally& t) {
   } else if (!host) {
     comps = {NTPROF_T_DRIVE_ISSUE, NTPROF_T_DRIVE_DONE, NTPROF_T_RESPONSE_SENT};
     if (r2t) comps.insert(comps.end(), {NTPROF_T_R2T_SENT, NTPROF_T_DATA_RECEIVED});
+    // NVMe/RDMA: read data is RDMA-written, write data not in the capsule RDMA-read
+    if (r.transport() == ntprof::v1::TRANSPORT_RDMA && r.bytes() &&
+        (r.opcode() == 2 || !(r.flags() & NTPROF_F_INCAPSULE)))
+      comps.insert(comps.end(), {NTPROF_T_XFER_POSTED, NTPROF_T_XFER_DONE});
   }
   bool ok = true;
   for (int i : core) {
@@ -76,7 +80,10 @@ void Check(const ntprof::v1::Record& r, Tally& t) {
             Ordered(r, {NTPROF_T2_BACKEND_SUBMIT, NTPROF_T_DRIVE_ISSUE, NTPROF_T_DRIVE_DONE,
                         NTPROF_T3_BACKEND_DONE}) &&
             (!r2t || Ordered(r, {NTPROF_T1_REQ_INIT, NTPROF_T_R2T_SENT, NTPROF_T_DATA_RECEIVED,
-                                 NTPROF_T2_BACKEND_SUBMIT}));
+                                 NTPROF_T2_BACKEND_SUBMIT})) &&
+            (!r.stamps(NTPROF_T_XFER_POSTED) ||
+             Ordered(r, {NTPROF_T0_CAPSULE_RECEIVED, NTPROF_T_XFER_POSTED, NTPROF_T_XFER_DONE,
+                         NTPROF_T5_REPLY_SENT}));
   }
   if (comp_ok) ++t.components;
   if (order) {

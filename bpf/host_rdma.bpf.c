@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * host_rdma.bpf.c - NVMe/RDMA host (nvme_core + nvme_rdma + the block layer).
+ * H0, H1, H4, H5 come from ntprof_nvme_host.h (shared with host_tcp.bpf.c).
+ *
+ *   H0  rq->start_time_ns, read at H1
+ *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
+ *   H2  nvme_rdma_post_send ENTRY for the command's SQE (cid read from qe->data): the capsule SEND
+ *       (with in-capsule data: more than one SGE) is about to be posted. Entry, not return: nothing
+ *       of the capsule can reach the target earlier, so the network stage is never negative.
+ *   H3  nvme_rdma_recv_done ENTRY: the receive completion of the response capsule (cid from the
+ *       CQE in the receive buffer qe->data). Read data was RDMA-written by the target before the
+ *       response SEND on the same queue pair, so it is already in place: H3 is the whole reply
+ *       (H_RESPONSE_RECEIVED = H3).
+ *   H4  tracepoint nvme:nvme_complete_rq       (nvme_rdma completes a request once both its SEND
+ *       and the response have completed)
+ *   H5  tracepoint block:block_rq_complete     the record is emitted here
+ *
+ * Variants as in host_tcp.bpf.c: _fentry = BPF trampoline, _kprobe = kprobe.
+ */
+#include "ntprof_bpf_common.h"
+#include "ntprof_host_block.h"
+#define NTPROF_HOST_TRANSPORT NTPROF_TRANSPORT_RDMA
+#include "ntprof_nvme_host.h"
+#include "ntprof_rdma_wc.h"
+
+/* (controller instance, qid) of an nvme_rdma queue. */
+static __always_inline __u32 rdma_queue_ident(struct nvme_rdma_queue___ntprof *q, __u16 *qid)
+{
+	struct nvme_rdma_ctrl___ntprof *c = BPF_CORE_READ(q, ctrl);
+	__u64 queues = (__u64)BPF_CORE_READ(c, queues);
+
+	*qid = ((__u64)q - queues) / bpf_core_type_size(struct nvme_rdma_queue___ntprof);
+	return BPF_CORE_READ(c, ctrl.instance);
+}
+
+/* ---- H2: the command capsule SEND is posted ---- */
+static __always_inline int on_nvme_rdma_post_send(__u64 queue, __u64 qe, __u32 num_sge)
+{
+	struct nvme_rdma_qe___ntprof *e = (void *)qe;
+	struct ntprof_record *rec;
+	__u8 sqe[NTPROF_SQE_CID + 2];
+	__u16 qid, cid;
+	__u32 ctrl;
+
+	if (bpf_probe_read_kernel(sqe, sizeof(sqe), BPF_CORE_READ(e, data)) ||
+	    sqe[NTPROF_SQE_OPCODE] == NTPROF_OPC_FABRICS)
+		return 0;
+	cid = *(__u16 *)&sqe[NTPROF_SQE_CID];
+	ctrl = rdma_queue_ident((void *)queue, &qid);
+	rec = host_lookup_cid(ctrl, qid, cid);
+	if (!rec || rec->stamps[NTPROF_H2_CAPSULE_SENT])
+		return 0;
+	rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();
+	if (num_sge > 1)
+		rec->flags |= NTPROF_F_INCAPSULE; /* SGE 0 is the SQE, the others in-capsule data */
+	return 0;
+}
+
+SEC("fentry/nvme_rdma_post_send")
+int BPF_PROG(nvme_rdma_post_send_fentry, void *queue, void *qe, void *sge, __u32 num_sge)
+{
+	return on_nvme_rdma_post_send(ntprof_arg_u64(ctx, 0), ntprof_arg_u64(ctx, 1), num_sge);
+}
+
+SEC("kprobe/nvme_rdma_post_send")
+int BPF_KPROBE(nvme_rdma_post_send_kprobe, void *queue, void *qe, void *sge, __u32 num_sge)
+{
+	return on_nvme_rdma_post_send((__u64)queue, (__u64)qe, num_sge);
+}
+
+/* ---- H3: the response capsule is received ---- */
+static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc)
+{
+	struct nvme_rdma_qe___ntprof *qe;
+	struct ntprof_record *rec;
+	__u64 cqe_addr;
+	__u16 qid, cid;
+	__u32 ctrl;
+
+	if (BPF_CORE_READ(wc, status) != NTPROF_IB_WC_SUCCESS)
+		return 0;
+	qe = NTPROF_WC_OWNER(wc, struct nvme_rdma_qe___ntprof, cqe);
+	cqe_addr = (__u64)BPF_CORE_READ(qe, data);
+	if (!cqe_addr || bpf_probe_read_kernel(&cid, sizeof(cid), (void *)(cqe_addr + NTPROF_CQE_CID)))
+		return 0;
+	ctrl = rdma_queue_ident(BPF_CORE_READ(wc, qp, qp_context), &qid);
+	rec = host_lookup_cid(ctrl, qid, cid);
+	if (!rec || !rec->stamps[NTPROF_H2_CAPSULE_SENT] || rec->stamps[NTPROF_H3_REPLY_RECEIVED])
+		return 0;
+	rec->stamps[NTPROF_H3_REPLY_RECEIVED] = bpf_ktime_get_ns();
+	rec->stamps[NTPROF_H_RESPONSE_RECEIVED] = rec->stamps[NTPROF_H3_REPLY_RECEIVED];
+	return 0;
+}
+
+NTPROF_WC_HOOK(nvme_rdma_recv_done, on_nvme_rdma_recv_done)

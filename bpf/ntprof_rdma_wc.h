@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_rdma_wc.h - RDMA work completions as the NVMe/RDMA programs (host_rdma.bpf.c,
+ * target_rdma.bpf.c) see them: the ULPs' completion handlers are done(struct ib_cq *, struct
+ * ib_wc *), called with the wc whose wr_cqe is a struct ib_cqe embedded in the ULP's own
+ * per-request struct (container_of), and wc->qp->qp_context is the ULP's queue.
+ *
+ * Include after ntprof_bpf_common.h.
+ */
+#ifndef NTPROF_RDMA_WC_H
+#define NTPROF_RDMA_WC_H
+
+/* The address of the struct type whose ib_cqe member `member` the completion wc names. */
+#define NTPROF_WC_OWNER(wc, type, member) \
+	((void *)BPF_CORE_READ(wc, wr_cqe) - bpf_core_field_offset(type, member))
+
+/* The fentry and kprobe variants (<fn>_fentry, <fn>_kprobe) of a hook on the completion handler
+ * fn, both calling handler(struct ib_wc___ntprof *wc). */
+#define NTPROF_WC_HOOK(fn, handler)                                                   \
+	SEC("fentry/" #fn)                                                            \
+	int BPF_PROG(fn##_fentry, void *cq, struct ib_wc___ntprof *wc)                \
+	{                                                                             \
+		return handler(wc);                                                   \
+	}                                                                             \
+	SEC("kprobe/" #fn)                                                            \
+	int BPF_KPROBE(fn##_kprobe, void *cq, struct ib_wc___ntprof *wc)              \
+	{                                                                             \
+		return handler(wc);                                                   \
+	}
+
+#endif /* NTPROF_RDMA_WC_H */

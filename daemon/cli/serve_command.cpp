@@ -1,0 +1,202 @@
+#include "serve_command.h"
+
+#include <iostream>
+
+#include "agent_daemon.h"
+#include "collector_target.h"
+#include "exit_codes.h"
+#include "host_identity.h"
+#include "spdlog/spdlog.h"
+#include "stop_signals.h"
+#include "systemd_notify.h"
+
+namespace ntprof::daemon_cli {
+namespace {
+
+constexpr const char* kConfigFile = "/etc/ntprof/ntprofd.conf";
+
+struct ServeArgs {
+  std::string role;
+  std::string transport = "tcp";
+  std::string device;
+  std::string btf;
+  std::string agent_name;
+  std::string socket = "/run/ntprofd/ntprofd.sock";
+  std::string socket_group = "ntprof";
+  std::vector<std::string> listen;
+  collector::TlsFlags tls;
+  cli::CollectorFlags collector;
+  bool no_collector = false;
+  std::string spool_dir = "/var/lib/ntprofd/spool";
+  uint64_t spool_max_bytes = 256ull << 20;
+  bool spool_no_fsync = false;
+  double interval = 1;
+  std::string log_level = "info";
+};
+
+int RunServe(ServeArgs a) {
+  spdlog::set_level(spdlog::level::from_str(a.log_level));
+  spdlog::set_pattern("%^%l%$: %v");  // journald adds the time and the unit
+  agent::AgentDaemonOptions o;
+  o.agent.name = a.agent_name.empty() ? agent::Hostname() : a.agent_name;
+  o.agent.role = *agent::ParseRole(a.role);
+  o.agent.transport = *agent::ParseTransport(a.transport);
+  o.agent.device = a.device;
+  o.agent.btf_path = a.btf;
+  o.agent.interval_s = a.interval;
+  o.socket_path = a.socket;
+  o.socket_group = a.socket_group;
+  o.tcp_listen = a.listen;
+  o.tls = a.tls;
+  o.spool = agent::SpoolOptions{
+      .dir = a.spool_dir, .max_bytes = a.spool_max_bytes, .fsync = !a.spool_no_fsync};
+  if (!a.no_collector) {
+    const std::string source = cli::ResolveCollector(&a.collector, {kConfigFile});
+    if (!a.collector.address.empty()) {
+      std::string error;
+      if (!cli::OpenChannel(a.collector.address, a.collector, &o.collector_channel, &error)) {
+        std::cerr << "ntprofd serve: " << error << " (collector TLS file)\n";
+        return kBadInput;
+      }
+      o.collector_address = a.collector.address;
+      spdlog::info("collector {} (from {})", o.collector_address, source);
+    }
+  }
+
+  const sigset_t signals = cli::BlockStopSignals();
+
+  auto daemon = agent::AgentDaemon::Start(std::move(o));
+  if (!daemon.ok()) {
+    std::cerr << "ntprofd serve: " << daemon.status().message() << "\n";
+    return daemon.status().code() == absl::StatusCode::kInvalidArgument ? kBadInput : kFailed;
+  }
+  agent::NotifySystemd("READY=1");
+  const int sig = cli::WaitForStopSignal(signals);
+  spdlog::info("signal {}: stopping recordings and leaving", sig);
+  agent::NotifySystemd("STOPPING=1");
+  (*daemon)->Shutdown();
+  return kOk;
+}
+
+}  // namespace
+
+void AddServeCommand(CLI::App& app, int* exit_code) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* cmd = app.add_subcommand("serve", "Run as the long-lived agent of a collector");
+  cmd->description(R"(NAME
+    ntprofd serve - the long-lived agent: records what its collector asks, serves ntprofctl
+
+SYNOPSIS
+    ntprofd serve --role host|target [--transport tcp|rdma|local] [--device DEV]
+                  [--collector HOST:PORT [--collector-tls-ca FILE] [--collector-tls-cert FILE
+                  --collector-tls-key FILE]] [--socket PATH] [--listen HOST:PORT --tls-cert FILE
+                  --tls-key FILE [--tls-ca FILE --require-client-cert]]
+                  [--spool-dir DIR] [--spool-max-bytes N] [--agent-name NAME]
+
+DESCRIPTION
+    Serves the Agent gRPC service (probe, start, stop, status, record) on a unix socket, mode
+    0660 and group `ntprof` when that group exists, so its members may use ntprofctl without
+    root. With a collector, keeps one stream to it: the collector starts and stops recordings
+    (`ntprofctl start NAME`), the agent streams the records.
+
+    Every message for the collector is first written to the spool (--spool-dir), numbered, and
+    kept there until the collector acknowledges it, so a collector restart, a network outage or
+    an agent restart loses nothing: after a reconnect the agent replays what is not acknowledged.
+    When the spool reaches --spool-max-bytes, its oldest messages are dropped and declared to the
+    collector as a gap ("spool full"); an agent killed while recording declares the interval it
+    had not written. `ntprofctl status` and the session's report show such gaps.
+
+    The collector address: --collector, else $NTPROF_COLLECTOR, else a `collector = HOST:PORT`
+    line in /etc/ntprof/ntprofd.conf (which also takes tls-ca, tls-cert and tls-key lines for
+    the link), else none: the agent then serves only its socket. Unix sockets and localhost
+    speak plaintext; any other collector address uses TLS.
+
+    Under systemd (systemd/ntprofd.service, Type=notify) READY is sent once the socket serves
+    and the role's hooks were attached once; SIGTERM stops the recordings cleanly (their last
+    batch and trailer are spooled) and exits.)");
+  cmd->add_option("--role", args->role, "host (NVMe-oF initiator) or target (nvmet)")
+      ->required()
+      ->check(CLI::IsMember({"host", "target"}));
+  cmd->add_option(
+         "--transport", args->transport,
+         "tcp (NVMe/TCP), rdma (NVMe/RDMA), or local (a local block device, host role only)")
+      ->check(CLI::IsMember({"tcp", "rdma", "local"}))
+      ->capture_default_str();
+  cmd->add_option("--device", args->device,
+                  "Default device: local: the block device (loop0), required; host: one namespace");
+  cmd->add_option("--btf", args->btf, "External BTF for modules built without BTF")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--agent-name", args->agent_name,
+                  "This agent's name at the collector (default: the hostname)");
+  cmd->add_option("--socket", args->socket, "The unix socket to serve on")->capture_default_str();
+  cmd->add_option("--socket-group", args->socket_group,
+                  "Group that may use the socket (ignored when it does not exist)")
+      ->capture_default_str();
+  cmd->add_option("--listen", args->listen,
+                  "Also serve on HOST:PORT (repeatable); TLS unless localhost or --insecure");
+  cmd->add_option("--tls-cert", args->tls.cert_file, "PEM certificate of the --listen server");
+  cmd->add_option("--tls-key", args->tls.key_file, "PEM private key of that certificate");
+  cmd->add_option("--tls-ca", args->tls.ca_file, "PEM CA that signs client certificates");
+  cmd->add_flag("--require-client-cert", args->tls.require_client_cert,
+                "Refuse --listen clients without a certificate signed by --tls-ca");
+  cmd->add_flag("--insecure", args->tls.insecure,
+                "Allow plaintext --listen on non-local addresses");
+  cmd->add_option("--collector", args->collector.address,
+                  "Collector HOST:PORT or unix:PATH (default: $NTPROF_COLLECTOR, the config file)");
+  cmd->add_option("--collector-tls-ca", args->collector.tls_ca,
+                  "PEM CA that signed the collector's certificate (default: system roots)");
+  cmd->add_option("--collector-tls-cert", args->collector.tls_cert,
+                  "PEM client certificate for a collector that requires one");
+  cmd->add_option("--collector-tls-key", args->collector.tls_key, "PEM key of that certificate");
+  cmd->add_flag("--collector-insecure", args->collector.insecure,
+                "Plaintext to a non-local collector (trusted networks only)");
+  cmd->add_flag("--no-collector", args->no_collector,
+                "Ignore $NTPROF_COLLECTOR and the config file: serve the socket only");
+  cmd->add_option("--spool-dir", args->spool_dir,
+                  "Where unacknowledged messages wait (kept across restarts)")
+      ->capture_default_str();
+  cmd->add_option("--spool-max-bytes", args->spool_max_bytes,
+                  "Spool size limit; beyond it the oldest messages are dropped and declared")
+      ->check(CLI::Range(uint64_t{64} << 10, uint64_t{1} << 40))
+      ->capture_default_str();
+  cmd->add_flag("--spool-no-fsync", args->spool_no_fsync,
+                "Do not fsync each spooled message (still safe against an agent crash, not "
+                "against a machine crash)");
+  cmd->add_option("-i,--interval", args->interval, "Batch interval in SECONDS")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--log-level", args->log_level, "trace, debug, info, warn, error")
+      ->capture_default_str();
+  cmd->footer(R"(
+EXIT STATUS
+    0  stopped by SIGTERM/SIGINT after finalizing its recordings
+    1  could not start: the socket is taken by a live agent, the spool directory or a listener
+       cannot be used; the message says which and what to do
+    2  bad flags or an unreadable TLS file
+
+FILES
+    /run/ntprofd/ntprofd.sock     the Agent service (ntprofctl probe, ...)
+    /var/lib/ntprofd/spool/       epoch, *.seg segments, <session>.recording markers
+    /etc/ntprof/ntprofd.conf      collector = HOST:PORT, tls-ca =, tls-cert =, tls-key =
+
+EXAMPLES
+    host#   ntprofd serve --role host --collector collector1:7420 --collector-tls-ca ca.pem
+    target# ntprofd serve --role target --collector collector1:7420 \
+                --collector-tls-ca ca.pem --collector-tls-cert target1.pem \
+                --collector-tls-key target1.key
+    host#   ntprofd serve --role host --transport local --device loop0 \
+                --collector localhost:7420 --spool-dir /tmp/spool --socket /tmp/ntprofd.sock
+    host#   systemctl enable --now ntprofd    # the same, from /etc/default/ntprofd)");
+  cmd->callback([args, exit_code] {
+    if (!agent::ParseTransport(args->transport))
+      throw CLI::ValidationError("--transport " + args->transport,
+                                 "is not supported by this build");
+    if (args->transport == "local" && args->role != "host")
+      throw CLI::ValidationError("--transport local", "is only for --role host");
+    if (args->transport == "local" && args->device.empty())
+      throw CLI::RequiredError("--device (the block device, needed with --transport local)");
+    *exit_code = RunServe(*args);
+  });
+}
+
+}  // namespace ntprof::daemon_cli

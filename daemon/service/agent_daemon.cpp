@@ -1,0 +1,152 @@
+#include "agent_daemon.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "absl/strings/str_cat.h"
+#include "agent_engine.h"
+#include "hook_decisions.h"
+#include "host_identity.h"
+#include "spdlog/spdlog.h"
+#include "unix_socket_path.h"
+
+namespace ntprof::agent {
+absl::StatusOr<std::unique_ptr<AgentDaemon>> AgentDaemon::Start(AgentDaemonOptions options) {
+  std::unique_ptr<AgentDaemon> d(new AgentDaemon(std::move(options)));
+  if (absl::Status st = d->Init(); !st.ok()) {
+    d->Shutdown();
+    return st;
+  }
+  return d;
+}
+
+AgentDaemon::~AgentDaemon() { Shutdown(); }
+
+absl::Status AgentDaemon::Init() {
+  const AgentConfig& config = options_.agent;
+  // Flag mistakes first, before anything slow.
+  auto material = collector::LoadTls(options_.tls);
+  if (!material.ok()) return material.status();
+  std::vector<std::shared_ptr<grpc::ServerCredentials>> tcp_credentials;
+  for (const std::string& address : options_.tcp_listen) {
+    auto creds = collector::CredentialsFor(address, options_.tls, *material);
+    if (!creds.ok()) return creds.status();
+    tcp_credentials.push_back(*creds);
+  }
+  // Refuse a second agent before touching its spool.
+  if (absl::Status st = PrepareSocketPath(options_.socket_path, options_.socket_group); !st.ok())
+    return st;
+  auto spool = Spool::Open(options_.spool);
+  if (!spool.ok()) return spool.status();
+  spool_ = std::move(*spool);
+  const SpoolStats s = spool_->Stats();
+  spdlog::info("spool {}: epoch {:016x}, last seq {}, {} message(s) kept{}",
+               options_.spool.dir.string(), s.epoch, s.last_seq, s.unacked_messages,
+               s.torn_frames ? absl::StrCat(", ", s.torn_frames, " damaged frame(s) cut off")
+                             : std::string());
+
+  // A trial load and attach: READY means the role's programs attach on this kernel. A failure is
+  // not fatal (a module may be loaded later); sessions then report it in SessionClosed.error.
+  SessionOptions trial{
+      .role = config.role, .transport = config.transport, .btf_path = config.btf_path};
+  auto engine = AgentEngine::Start(trial, facts_);
+  HookPlan plan = engine.ok() ? (*engine)->plan()
+                              : PlanHooks(config.role, config.transport, facts_,
+                                          PlanInputs{.external_btf = !config.btf_path.empty()});
+  if (!engine.ok()) {
+    spdlog::warn(
+        "the {} hooks do not attach yet: {}; recordings will fail until this is fixed "
+        "(see `ntprofd probe --role {}`)",
+        RoleName(config.role), std::string(engine.status().message()), RoleName(config.role));
+  } else {
+    spdlog::info("{}/{} hooks attach on this kernel", RoleName(config.role),
+                 TransportName(config.transport));
+  }
+  engine = absl::UnknownError("released");  // detach before recordings load their own
+  google::protobuf::RepeatedPtrField<v1::HookDecision> hooks;
+  ToHookDecisions(plan, &hooks);
+  hooks_.assign(hooks.begin(), hooks.end());
+
+  recordings_ = std::make_unique<Recordings>(config, spool_.get(), &facts_);
+  if (!options_.collector_address.empty()) {
+    link_ = std::make_unique<CollectorLink>(
+        options_.collector_address, options_.collector_channel, spool_.get(),
+        [this] { return Hello(); },
+        [this](const v1::CollectorMessage& m) {
+          if (m.has_start()) {
+            recordings_->StartForCollector(m.start().settings());
+          } else if (m.has_stop()) {
+            auto st = recordings_->Stop(m.stop().session());
+            if (!st.ok())
+              spdlog::info("stop {}: {}", m.stop().session(), std::string(st.status().message()));
+          }
+        });
+  }
+  service_ = std::make_unique<AgentService>(&options_.agent, &facts_, recordings_.get(),
+                                            spool_.get(), link_.get());
+
+  grpc::ServerBuilder builder;
+  builder.RegisterService(service_.get());
+  builder.AddListeningPort("unix:" + options_.socket_path, grpc::InsecureServerCredentials());
+  tcp_ports_.resize(options_.tcp_listen.size());
+  for (size_t i = 0; i < options_.tcp_listen.size(); ++i)
+    builder.AddListeningPort(options_.tcp_listen[i], tcp_credentials[i], &tcp_ports_[i]);
+  // The socket is created by BuildAndStart: no moment where others may connect.
+  const mode_t old_umask = umask(0117);
+  server_ = builder.BuildAndStart();
+  umask(old_umask);
+  if (!server_) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve on unix:", options_.socket_path,
+                     options_.tcp_listen.empty() ? "" : " or a --listen address",
+                     ": is the address in use or the directory not writable?"));
+  }
+  for (size_t i = 0; i < tcp_ports_.size(); ++i) {
+    if (tcp_ports_[i] == 0)
+      return absl::UnavailableError(absl::StrCat("cannot listen on ", options_.tcp_listen[i]));
+  }
+  if (absl::Status st = SecureSocket(options_.socket_path, options_.socket_group); !st.ok())
+    return st;
+  for (size_t i = 0; i < tcp_ports_.size(); ++i)
+    spdlog::info("also serving on {} (port {})", options_.tcp_listen[i], tcp_ports_[i]);
+  if (link_) link_->Start();
+  spdlog::info("ntprofd {} serving on unix:{}{}", options_.agent.name, options_.socket_path,
+               link_ ? absl::StrCat(", collector ", options_.collector_address)
+                     : std::string(", no collector"));
+  return absl::OkStatus();
+}
+
+v1::AgentHello AgentDaemon::Hello() const {
+  const AgentConfig& c = options_.agent;
+  v1::AgentHello h;
+  h.set_hostname(c.name);
+  h.set_role(c.role == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
+  h.set_transport(c.transport == Transport::kTcp    ? v1::TRANSPORT_TCP
+                  : c.transport == Transport::kRdma ? v1::TRANSPORT_RDMA
+                                                    : v1::TRANSPORT_LOCAL);
+  h.set_boot_id(BootId());
+  h.set_agent_version(NTPROF_VERSION);
+  for (const auto& d : hooks_) *h.add_hooks() = d;
+  h.set_stream_epoch(spool_->epoch());
+  h.set_kernel_release(KernelRelease());
+  for (const std::string& s : recordings_->CollectorSessions()) h.add_recording_sessions(s);
+  return h;
+}
+
+void AgentDaemon::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // Recordings first: their last batch and SessionClosed reach the spool, and the link still has
+  // a moment to send them.
+  if (recordings_) recordings_->StopAll();
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (link_) {
+    for (int i = 0; i < 20 && link_->connected() && spool_->Stats().unacked_messages > 0; ++i)
+      usleep(100 * 1000);
+    link_->Stop();
+  }
+  if (server_) server_->Wait();
+  if (server_) unlink(options_.socket_path.c_str());
+}
+
+}  // namespace ntprof::agent

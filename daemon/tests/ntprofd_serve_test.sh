@@ -1,0 +1,226 @@
+#!/bin/bash
+# `ntprofd serve` end to end on this machine: a real ntprof-collector, a real agent recording a
+# loop device (--transport local, block-layer hooks), sessions driven by ntprofctl. Ground truth is
+# the block layer's own count of completed I/Os (/sys/block/loopN/stat), 1 in 1 sampled:
+#   1. a session's report counts exactly the I/Os done while it ran;
+#   2. the collector killed -9 mid-session and restarted: every record once (no loss, no duplicate);
+#   3. the agent killed -9 mid-session and restarted: it rejoins, records again, and the session's
+#      notes declare the interval it lost;
+#   4. a spool too small for an outage drops its oldest batches and declares them ("spool full");
+#   5. the socket is mode 0660 (group ntprof when it exists) and a second agent is refused;
+#      Agent.Status tells the link, the spool and the losses;
+#   6. a new collector (data directory lost): the agent declares what the old one had acked.
+# Needs root, BPF with BTF and losetup: exits 77 (skipped) otherwise.
+#   ntprofd_serve_test.sh NTPROFD NTPROF_COLLECTOR NTPROFCTL AGENT_STATUS_QUERY
+set -uo pipefail
+ntprofd=$1 collector=$2 ctl=$3 status_query=$4
+[ "$(id -u)" = 0 ] || { echo "SKIPPED: needs root (BPF programs, loop devices)"; exit 77; }
+[ -e /sys/kernel/btf/vmlinux ] || { echo "SKIPPED: kernel has no BTF"; exit 77; }
+command -v losetup >/dev/null || { echo "SKIPPED: no losetup"; exit 77; }
+
+work=$(mktemp -d /tmp/ntprofd-serve.XXXXXX)
+collector_pid="" agent_pid="" loop=""
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+cleanup() {
+  [ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
+  [ -n "$collector_pid" ] && kill "$collector_pid" 2>/dev/null
+  wait 2>/dev/null
+  [ -n "$loop" ] && losetup -d "$loop"
+  if [ "$failures" != 0 ]; then
+    echo "--- agent log"; tail -n 30 "$work"/agent*.log
+    echo "--- collector log"; tail -n 20 "$work"/collector*.log
+  fi
+  [ -n "${NTPROF_TEST_KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
+}
+trap cleanup EXIT
+
+truncate -s 64M "$work/disk.img"
+loop=$(losetup --find --show "$work/disk.img" 2>/dev/null) || { echo "SKIPPED: losetup failed"; loop=""; exit 77; }
+dev=${loop#/dev/}
+echo 1 >"/sys/block/$dev/queue/iostats"  # the block layer stamps requests only with iostats on
+
+csock="unix:$work/collector.sock"
+asock="$work/run/ntprofd.sock"
+export NTPROF_COLLECTOR=$csock
+
+start_collector() {
+  "$collector" --listen "$csock" --data-dir "$work/data" --metrics-listen "" --log-level debug \
+      >>"$work/collector.log" 2>&1 &
+  collector_pid=$!
+  for _ in $(seq 50); do "$ctl" status >/dev/null 2>&1 && return; sleep 0.1; done
+  fail "collector did not come up"
+}
+start_agent() {  # log file, extra flags...
+  agent_log=$1; shift
+  "$ntprofd" serve --role host --transport local --device "$dev" --agent-name agent1 \
+      --collector "$csock" --socket "$asock" --spool-dir "$work/spool" "$@" >>"$agent_log" 2>&1 &
+  agent_pid=$!
+}
+wait_for() {  # seconds, description, command...
+  local t=$1 what=$2; shift 2
+  for _ in $(seq $((t * 10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
+  fail "timed out waiting for $what"
+  return 1
+}
+connected() { "$ctl" status | grep -q "agent1 .*host .*from"; }
+recording() { grep -q "session $1: recording" "$agent_log"; }
+# Completed reads + writes of the loop device (fields 1 and 5 of its stat). udev reads a device
+# after a writer closes it (blkid): let that finish first, or an I/O issued before the recording
+# attached could complete inside the count.
+ios() {
+  command -v udevadm >/dev/null && udevadm settle --timeout=5 2>/dev/null
+  awk '{print $1 + $5}' "/sys/block/$dev/stat"
+}
+do_io() {  # reads, writes, first block (of 16384): O_DIRECT, 4 KiB, distinct blocks, nothing merged or cached
+  dd if="$loop" of=/dev/null bs=4k count="$1" skip="${3:-0}" iflag=direct status=none
+  dd if=/dev/zero of="$loop" bs=4k count="$2" seek="$((${3:-0} + 1000))" oflag=direct status=none
+}
+reported() {  # session -> host records in its report
+  "$ctl" report "$1" | sed -n 's/^records: \([0-9]*\) host.*/\1/p'
+}
+settled() {  # the agent's spool is empty: every message of the session is acked
+  "$ctl" status | grep -q "agent1 .*acked seq" && ! ls "$work"/spool/*.recording >/dev/null 2>&1
+}
+begin_session() {  # name: started, and the agent's programs attached
+  "$ctl" start "$1" -s 1 >/dev/null || fail "start $1"
+  wait_for 20 "session $1 to record" recording "$1"
+}
+end_session() {  # name: stopped, acked; sets got (records in its report)
+  "$ctl" stop "$1" >/dev/null || fail "stop $1"
+  wait_for 10 "session $1 to settle" settled
+  got=$(reported "$1")
+}
+counted_session() {  # name, label, reads, writes, first block: its report counts every I/O once
+  begin_session "$1" || exit 1
+  local before; before=$(ios)
+  do_io "$3" "$4" "$5"
+  sleep 0.3
+  local done_ios=$(( $(ios) - before ))
+  end_session "$1"
+  echo "session $1$2: $done_ios I/Os done, $got records reported"
+  [ "$got" = "$done_ios" ] || fail "session $1: $got records reported, $done_ios I/Os done"
+}
+
+start_collector
+start_agent "$work/agent.log"
+wait_for 20 "the agent to connect" connected || exit 1
+
+agent_status() { "$status_query" "unix:$asock"; }
+# A field of Agent.Status (proto text; absent = 0 / false).
+status_field() { agent_status | sed -n "s/^ *$1: //p" | head -1; }
+
+# ---- 5. the socket ------------------------------------------------------------------------------
+mode=$(stat -c %a "$asock")
+[ "$mode" = 660 ] || fail "socket mode $mode, wanted 660"
+if getent group ntprof >/dev/null; then
+  [ "$(stat -c %G "$asock")" = ntprof ] || fail "socket group $(stat -c %G "$asock"), wanted ntprof"
+fi
+"$ntprofd" serve --role host --transport local --device "$dev" --socket "$asock" \
+    --spool-dir "$work/spool2" --no-collector >"$work/second.log" 2>&1
+rc=$?
+[ "$rc" = 1 ] || fail "a second agent on the same socket: exit $rc, wanted 1"
+grep -q "another ntprofd already serves on $asock" "$work/second.log" ||
+  fail "second agent: message: $(cat "$work/second.log")"
+"$ctl" probe "unix:$asock" >"$work/probe.txt" 2>&1 || fail "ntprofctl probe of the agent failed"
+grep -q "block_rq" "$work/probe.txt" || fail "probe shows no block hooks: $(head -3 "$work/probe.txt")"
+
+# ---- 1. one session, counted against the block layer -------------------------------------------
+counted_session one "" 600 400 0
+[ "$(status_field collector_connected)" = true ] || fail "Status: not connected: $(agent_status)"
+[ -z "$(status_field spool_batches)" ] || fail "Status: spool not empty after the acks: $(agent_status)"
+[ -n "$(status_field last_acked_seq)" ] || fail "Status: no last_acked_seq: $(agent_status)"
+
+# ---- 2. the collector killed mid-session ---------------------------------------------------------
+begin_session two || exit 1
+before=$(ios)
+do_io 300 200 2000
+sleep 1.5  # one interval: these records are acked before the kill
+kill -9 "$collector_pid"; wait "$collector_pid" 2>/dev/null
+do_io 300 200 4000  # the agent keeps recording into its spool
+sleep 1.5
+spooled=$(status_field spool_batches)
+[ -z "$(status_field collector_connected)" ] || fail "Status: connected to a dead collector"
+[ "${spooled:-0}" -gt 0 ] || fail "Status: nothing spooled while the collector was down: $(agent_status)"
+start_collector
+wait_for 20 "the agent to reconnect" connected
+do_io 300 200 6000
+sleep 0.3
+done_ios=$(( $(ios) - before ))
+end_session two
+dups=$("$ctl" status | sed -n 's/.*agent1 .* \([0-9]*\) duplicates.*/\1/p')
+echo "session two (collector killed): $done_ios I/Os done, $got records reported, ${spooled:-0} message(s) spooled during the outage, $dups duplicate message(s) discarded"
+[ "$got" = "$done_ios" ] || fail "session two: $got records reported, $done_ios I/Os done"
+
+# ---- 3. the agent killed mid-session -------------------------------------------------------------
+begin_session three || exit 1
+before=$(ios)
+do_io 300 200 8000
+sleep 1.5  # flushed and spooled: survives the kill
+first=$(( $(ios) - before ))
+kill -9 "$agent_pid"; wait "$agent_pid" 2>/dev/null
+do_io 100 100 10000  # nobody records these
+start_agent "$work/agent-restarted.log"
+wait_for 20 "the restarted agent to record again" recording three
+before=$(ios)
+do_io 300 200 12000
+sleep 0.3
+second=$(( $(ios) - before ))
+end_session three
+"$ctl" report three >"$work/three.txt"
+echo "session three (agent killed): $first + $second I/Os recorded by the agent's two runs, $got records reported"
+[ "$got" = $((first + second)) ] || fail "session three: $got records reported, wanted $first + $second"
+grep -q "agent1 lost batches .*agent restarted while recording session three" "$work/three.txt" ||
+  fail "session three: the report has no note of the agent's restart: $(grep note "$work/three.txt")"
+grep note "$work/three.txt" | sed 's/^/  /'
+
+# ---- 4. a spool too small for the outage ------------------------------------------------------------
+kill -TERM "$agent_pid"; wait "$agent_pid"
+start_agent "$work/agent-small-spool.log" --spool-max-bytes 1048576
+wait_for 20 "the agent to reconnect" connected
+begin_session four || exit 1
+before=$(ios)
+kill -9 "$collector_pid"; wait "$collector_pid" 2>/dev/null
+for _ in 1 2 3; do dd if="$loop" of=/dev/null bs=4k iflag=direct status=none; done  # 3 x 16384
+sleep 1.5
+start_collector
+wait_for 20 "the agent to reconnect" connected
+sleep 0.3
+done_ios=$(( $(ios) - before ))
+end_session four
+lost=$(status_field spool_full)
+"$ctl" report four >"$work/four.txt"
+echo "session four (spool full): $done_ios I/Os done, $got records reported, ${lost:-0} dropped as spool full"
+[ "${lost:-0}" -gt 0 ] || fail "session four: the spool did not overflow: $(agent_status)"
+[ "${got:-0}" -gt 0 ] || fail "session four: the spool kept nothing"
+# Every record is either reported or declared lost. At this rate (~30k IOPS) a served recording
+# very rarely misses a few records before they reach its sink, with no loss counter (an open
+# issue: the batches' numbers are contiguous, so neither the spool, the link nor the collector lose
+# them). Allow 1 in 10,000 and print it, so that the spool's accounting is what is tested.
+unaccounted=$((done_ios - got - ${lost:-0}))
+[ "$unaccounted" -ge 0 ] && [ "$unaccounted" -le $((done_ios / 10000)) ] ||
+  fail "session four: $got reported + ${lost:-0} declared lost vs $done_ios I/Os done"
+[ "$unaccounted" = 0 ] || echo "  note: $unaccounted record(s) never reached the sink (open issue), not lost by the spool"
+grep -q "lost: .*spool full" "$work/four.txt" || fail "session four: the report does not say spool full"
+"$ctl" status four | grep -q "agent1 lost batches .*(spool full)" || fail "session four: no gap note"
+grep -q "agent1 lost batches .*(spool full)" "$work/four.txt" || fail "session four: no gap note in the report"
+grep -E "lost: |note" "$work/four.txt" | sed 's/^/  /'
+
+# ---- 6. a new collector (its data directory lost) ------------------------------------------------
+# It holds none of the numbers the old one acked: the agent declares them, and its acks move on.
+kill -9 "$collector_pid"; wait "$collector_pid" 2>/dev/null
+rm -rf "$work/data"
+start_collector
+wait_for 20 "the agent to reconnect" connected
+counted_session five " (new collector)" 300 200 14000
+"$ctl" status | grep -q "agent1 .*acked seq [1-9]" || fail "new collector: acks do not move: $("$ctl" status | head -3)"
+grep -q "acked before: declaring them" "$agent_log" || fail "new collector: the agent declared nothing"
+
+# ---- a clean stop ----------------------------------------------------------------------------------
+kill -TERM "$agent_pid"; wait "$agent_pid"
+rc=$?; agent_pid=""
+[ "$rc" = 0 ] || fail "ntprofd serve exit $rc after SIGTERM"
+[ -e "$asock" ] && fail "socket left behind after a clean stop"
+
+[ "$failures" = 0 ] && echo "all ntprofd serve checks passed"
+exit "$failures"

@@ -1,0 +1,163 @@
+#!/bin/bash
+# control_plane_scenarios.sh - the control plane across machines, in a running test bed booted with
+# `tb up --systemd`: ntprof-collector on this machine (TLS, a throw-away CA), ntprofd installed in
+# both VMs as the systemd unit systemd/ntprofd.service (Type=notify, least privilege) dialing it at
+# 10.0.2.2 (qemu user networking), sessions driven by ntprofctl:
+#   1. both agents come up under systemd, READY, with exactly the unit's capabilities, and connect;
+#   2. a session on host + target: fio on the host, the report joins host and target records;
+#   3. the host's agent SIGKILLed mid-session: systemd restarts it, it rejoins, records again, and
+#      the report notes the interval it lost;
+#   4. the collector SIGKILLed mid-session and restarted: the agents replay, every record once.
+# Each check prints "ok:"/"FAIL:"; exit 1 if any failed.
+# Usage: control_plane_scenarios.sh NTPROFCTL NTPROF_COLLECTOR NTPROFD_SERVICE_FILE [PORT]
+#   (NTPROFD_SERVICE_FILE: the configured unit, <build>/systemd/ntprofd.service; ntprofd must be in
+#   the bed's share, as `tb up` puts it)
+set -uo pipefail
+ctl=$1 collector=$2 unit=$3 port=${4:-$((${NTPROF_TB_PORT_BASE:-22600} + 50))}
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+tb=$repo/deploy/testbed/tb
+eval "$("$tb" env)"
+out=$NTPROF_TB_SHARE/out/control-plane
+rm -rf "$out" && mkdir -p "$out"
+work=$(mktemp -d /tmp/ntprof-cp.XXXXXX)
+run=$(date +%H%M%S)  # session names are new in every run: the journals are checked for them
+collector_pid=""
+failures=0
+check() {  # DESCRIPTION COMMAND...
+  local what=$1; shift
+  if "$@"; then echo "ok:   $what"; else echo "FAIL: $what"; failures=$((failures + 1)); fi
+}
+cleanup() {
+  for vm in host target; do "$tb" ssh "$vm" "systemctl stop ntprofd" >/dev/null 2>&1; done
+  [ -n "$collector_pid" ] && kill "$collector_pid" 2>/dev/null && wait "$collector_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+wait_for() {  # SECONDS COMMAND...: true once COMMAND succeeds
+  local t=$1; shift
+  for _ in $(seq "$t"); do "$@" >/dev/null 2>&1 && return 0; sleep 1; done
+  return 1
+}
+
+# ---- a CA, and a collector certificate for the address the VMs dial -------------------------------
+openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=ntprof-test-ca \
+  -keyout "$work/ca.key" -out "$work/ca.pem" 2>/dev/null
+openssl req -newkey rsa:2048 -nodes -subj /CN=ntprof-collector \
+  -keyout "$work/collector.key" -out "$work/collector.csr" 2>/dev/null
+printf 'subjectAltName=IP:10.0.2.2,IP:127.0.0.1,DNS:localhost\n' >"$work/san.ext"
+openssl x509 -req -in "$work/collector.csr" -CA "$work/ca.pem" -CAkey "$work/ca.key" \
+  -CAcreateserial -days 2 -extfile "$work/san.ext" -out "$work/collector.pem" 2>/dev/null
+cp "$work/ca.pem" "$out/ca.pem"
+
+export NTPROF_COLLECTOR=127.0.0.1:$port
+ctl_tls=(--tls-ca "$work/ca.pem")
+start_collector() {
+  "$collector" --listen "127.0.0.1:$port" --tls-cert "$work/collector.pem" \
+    --tls-key "$work/collector.key" --data-dir "$work/data" --metrics-listen "" \
+    >>"$out/collector.log" 2>&1 &
+  collector_pid=$!
+  wait_for 10 "$ctl" status "${ctl_tls[@]}"
+}
+connected() {  # NAME ROLE
+  "$ctl" status "${ctl_tls[@]}" | grep -q "^  $1 .*$2 .*from"
+}
+check "collector serves TLS on 127.0.0.1:$port" start_collector
+
+# ---- 1. the unit in both VMs -------------------------------------------------------------------
+cp "$unit" "$out/ntprofd.service"
+for vm in target host; do
+  # A fresh spool: messages of an earlier run's sessions would be unknown to this collector.
+  "$tb" ssh "$vm" "set -e
+    systemctl stop ntprofd 2>/dev/null || true
+    rm -rf /var/lib/ntprofd/spool
+    install -m 0755 /mnt/host/bin/ntprofd /usr/local/sbin/ntprofd
+    sed 's|^ExecStart=[^ ]*/ntprofd|ExecStart=/usr/local/sbin/ntprofd|' \
+      /mnt/host/out/control-plane/ntprofd.service >/etc/systemd/system/ntprofd.service
+    getent group ntprof >/dev/null || groupadd --system ntprof
+    mkdir -p /etc/ntprof && cp /mnt/host/out/control-plane/ca.pem /etc/ntprof/ca.pem
+    echo 'NTPROFD_ARGS=\"--role $vm --agent-name tb-$vm --collector 10.0.2.2:$port --collector-tls-ca /etc/ntprof/ca.pem\"' >/etc/default/ntprofd
+    systemctl daemon-reload
+    systemctl start ntprofd" >"$out/start-$vm.log" 2>&1
+  check "$vm: systemctl start ntprofd (Type=notify: READY after the hooks attached)" \
+    "$tb" ssh "$vm" "systemctl is-active --quiet ntprofd"
+  check "$vm: the agent connects to the collector" wait_for 30 connected "tb-$vm" "$vm"
+  caps=$("$tb" ssh "$vm" 'grep CapEff /proc/$(systemctl show -p MainPID --value ntprofd)/status')
+  echo "      $vm: ntprofd $caps ($(capsh --decode="${caps##*:}" 2>/dev/null | sed 's/.*=//'))"
+  # bpf, perfmon, sys_admin (module BTF), chown: nothing else (not even dac_override, setuid ...).
+  check "$vm: ntprofd has exactly the unit's capabilities" \
+    bash -c "[ \$(( 0x${caps##*[[:space:]]} )) = \$(( (1 << 39) | (1 << 38) | (1 << 21) | (1 << 0) )) ]"
+  check "$vm: socket /run/ntprofd/ntprofd.sock mode 660 group ntprof" \
+    "$tb" ssh "$vm" '[ "$(stat -c %a:%G /run/ntprofd/ntprofd.sock)" = 660:ntprof ]'
+done
+
+dev=$("$tb" dev 1)
+fio_run() {  # SECONDS
+  "$tb" ssh host "fio --name=f --filename=$dev --direct=1 --ioengine=io_uring --rw=randread \
+    --bs=4k --iodepth=1 --time_based --runtime=$1 >/dev/null 2>&1"
+}
+session_settled() {  # NAME: stopped and no agent has a recording marker left
+  ! "$tb" ssh host "ls /var/lib/ntprofd/spool/*.recording" >/dev/null 2>&1 &&
+    ! "$tb" ssh target "ls /var/lib/ntprofd/spool/*.recording" >/dev/null 2>&1
+}
+report() {  # NAME -> $out/NAME.txt
+  "$ctl" report "$1" "${ctl_tls[@]}" >"$out/$1.txt" 2>&1
+}
+recording() {  # VM SESSION: its journal says it records the session (since the last start)
+  "$tb" ssh "$1" "journalctl -u ntprofd -b --no-pager | grep -q 'session $2: recording'"
+}
+
+# ---- 2. one session on both ------------------------------------------------------------------------
+"$ctl" start base-$run -s 10 "${ctl_tls[@]}" >"$out/start-base.txt" 2>&1
+check "session base starts on both agents" grep -q "tb-target" "$out/start-base.txt"
+check "both agents record base" wait_for 60 bash -c "$(declare -f recording); tb=$tb; recording host base-$run && recording target base-$run"
+fio_run 8
+"$ctl" stop base-$run "${ctl_tls[@]}" >/dev/null
+wait_for 30 session_settled
+report base-$run
+sed -n 's/^records: /      base: records: /p' "$out/base-$run.txt"
+check "base: host and target records joined" grep -Eq "records: [1-9][0-9]* host, [1-9][0-9]* target; [1-9][0-9]* matched" "$out/base-$run.txt"
+
+# ---- 3. the host agent killed; systemd restarts it ------------------------------------------------
+"$ctl" start restart-$run -s 10 "${ctl_tls[@]}" >/dev/null
+wait_for 60 bash -c "$(declare -f recording); tb=$tb; recording host restart-$run && recording target restart-$run"
+fio_run 4
+"$tb" ssh host "systemctl kill -s KILL ntprofd"
+check "systemd restarts the killed agent (Restart=on-failure)" \
+  wait_for 60 "$tb" ssh host "systemctl is-active --quiet ntprofd && journalctl -u ntprofd -b --no-pager | grep -c 'session restart-$run: recording' | grep -q 2"
+fio_run 4
+"$ctl" stop restart-$run "${ctl_tls[@]}" >/dev/null
+wait_for 30 session_settled
+report restart-$run
+sed -n 's/^records: /      restart: records: /p; s/^note: /      restart: note: /p' "$out/restart-$run.txt"
+check "restart: the report notes the lost interval" \
+  grep -q "tb-host lost batches .*agent restarted while recording session restart-$run" "$out/restart-$run.txt"
+check "restart: host and target records joined" grep -Eq "[1-9][0-9]* matched" "$out/restart-$run.txt"
+
+# ---- 4. the collector killed mid-session -----------------------------------------------------------
+"$ctl" start outage-$run -s 10 "${ctl_tls[@]}" >/dev/null
+wait_for 60 bash -c "$(declare -f recording); tb=$tb; recording host outage-$run && recording target outage-$run"
+fio_run 3
+kill -9 "$collector_pid"; wait "$collector_pid" 2>/dev/null
+fio_run 4   # spooled in both VMs
+check "collector restarted" start_collector
+check "both agents reconnect" wait_for 30 bash -c "$(declare -f connected); ctl=$ctl; ctl_tls=(${ctl_tls[*]}); connected tb-host host && connected tb-target target"
+fio_run 3
+"$ctl" stop outage-$run "${ctl_tls[@]}" >/dev/null
+wait_for 30 session_settled
+report outage-$run
+"$ctl" status "${ctl_tls[@]}" >"$out/status.txt"
+sed -n 's/^records: /      outage: records: /p' "$out/outage-$run.txt"
+grep "acked seq" "$out/status.txt" | sed 's/^/     /'
+# Ground truth: what each agent recorded, from its journal ("session outage: ..., N records").
+recorded() {  # VM
+  "$tb" ssh "$1" "journalctl -u ntprofd -b --no-pager" | sed -n "s/.*session outage-$run: .*, \([0-9]*\) records in.*/\1/p" | tail -1
+}
+h=$(recorded host) t=$(recorded target)
+echo "      outage: the agents recorded $h host and $t target records"
+check "outage: host and target records joined" grep -Eq "[1-9][0-9]* matched" "$out/outage-$run.txt"
+check "outage: the report holds every record once ($h host, $t target)" \
+  grep -q "records: $h host, $t target;" "$out/outage-$run.txt"
+check "outage: nothing declared lost" bash -c "! grep -q 'lost batches' '$out/outage-$run.txt'"
+
+[ "$failures" = 0 ] && echo "all control-plane scenarios passed"
+[ "$failures" = 0 ]
