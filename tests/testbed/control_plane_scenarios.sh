@@ -4,7 +4,8 @@
 # both VMs as the systemd unit systemd/ntprofd.service (Type=notify, least privilege) dialing it at
 # 10.0.2.2 (qemu user networking), sessions driven by ntprofctl:
 #   1. both agents come up under systemd, READY, with exactly the unit's capabilities, and connect;
-#   2. a session on host + target: fio on the host, the report joins host and target records;
+#   2. a session on host + target: fio on the host, `watch` shows it within 2 s, the report joins host
+#      and target records and equals the file report of the session exported to .ntp files;
 #   3. the host's agent SIGKILLed mid-session: systemd restarts it, it rejoins, records again, and
 #      the report notes the interval it lost;
 #   4. the collector SIGKILLed mid-session and restarted: the agents replay, every record once.
@@ -110,12 +111,28 @@ recording() {  # VM SESSION: its journal says it records the session (since the 
 "$ctl" start base-$run -s 10 "${ctl_tls[@]}" >"$out/start-base.txt" 2>&1
 check "session base starts on both agents" grep -q "tb-target" "$out/start-base.txt"
 check "both agents record base" wait_for 60 bash -c "$(declare -f recording); tb=$tb; recording host base-$run && recording target base-$run"
+# watch the session live, each line stamped with when it arrived here
+"$ctl" watch "base-$run" -o ndjson "${ctl_tls[@]}" 2>"$out/watch.err" |
+  while IFS= read -r line; do echo "$(date +%s.%N) $line"; done >"$out/watch.ndjson" &
+watch_pid=$!
+sleep 2
+io_start=$(date +%s.%N)   # includes ssh and fio start-up: the measured delay is an upper bound
 fio_run 8
+pkill -f "ntprofctl watch base-$run"; wait "$watch_pid" 2>/dev/null
+first=$(awk '/"groups":\[\{/ {print $1; exit}' "$out/watch.ndjson")
+delay=$(awk -v a="${first:-0}" -v b="$io_start" 'BEGIN {printf "%.2f", a - b}')
+check "watch: first line with the session's I/O ${delay} s after fio was started (<= 2 s)" \
+  awk -v a="${first:-0}" -v b="$io_start" 'BEGIN {exit !(a > b && a - b <= 2)}'
 "$ctl" stop base-$run "${ctl_tls[@]}" >/dev/null
 wait_for 30 session_settled
 report base-$run
 sed -n 's/^records: /      base: records: /p' "$out/base-$run.txt"
 check "base: host and target records joined" grep -Eq "records: [1-9][0-9]* host, [1-9][0-9]* target; [1-9][0-9]* matched" "$out/base-$run.txt"
+# the file-based report of the same run: the session exported to .ntp files, read with no server
+"$ctl" export base-$run -o "$out/base-export/" "${ctl_tls[@]}" >/dev/null 2>&1
+"$ctl" report "$out/base-export/" >"$out/base-file.txt" 2>&1
+check "base: ntprofctl report of the exported .ntp files = the session's report" \
+  diff "$out/base-$run.txt" "$out/base-file.txt"
 
 # ---- 3. the host agent killed; systemd restarts it ------------------------------------------------
 "$ctl" start restart-$run -s 10 "${ctl_tls[@]}" >/dev/null

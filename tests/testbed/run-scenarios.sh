@@ -24,7 +24,8 @@ scenario() {  # NAME COMMAND...: one scenario passes when its command exits 0
 trap '"$tb" down >/dev/null 2>&1' EXIT
 # One boot for both transports: a subsystem over NVMe/TCP and one over NVMe/RDMA (soft-RoCE), on
 # the same null_blk drives.
-"$tb" up --transport tcp,rdma || { echo "0 passed, 1 failed"; exit 1; }
+# systemd as init: the control-plane scenarios run ntprofd as its systemd unit.
+"$tb" up --systemd --transport tcp,rdma || { echo "0 passed, 1 failed"; exit 1; }
 eval "$("$tb" env)"
 out=$NTPROF_TB_SHARE/out
 
@@ -78,6 +79,9 @@ scenario "4KiB randread QD8 over TCP" run_and_check qd8 -s 10 -- --rw=randread -
 scenario "4KiB randread QD8 over RDMA" run_and_check qd8-rdma -s 10 --transport rdma -- --rw=randread --bs=4k --iodepth=8
 scenario "faults: fio killed, agent SIGKILLed, controller disconnected, wrong role" \
   "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
+scenario "control plane: ntprofd as a systemd unit, collector over TLS, sessions, watch, kills" \
+  "$repo/tests/testbed/control_plane_scenarios.sh" "$build/client/ntprofctl" \
+  "$build/collector/ntprof-collector" "$build/systemd/ntprofd.service"
 if [ "${NTPROF_BENCH:-0}" = 1 ]; then
   echo "--- benchmark: agent overhead"
   "$repo/tests/bench/agent_overhead.sh"
