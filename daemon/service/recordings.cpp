@@ -1,5 +1,7 @@
 #include "recordings.h"
 
+#include <algorithm>
+
 #include <fstream>
 #include <future>
 
@@ -29,6 +31,22 @@ struct Recordings::Recording {
   std::vector<std::shared_ptr<RecordFeed>> feeds;
 };
 
+namespace {
+
+// A session that names subsystems keeps only their commands: the others never leave the agent.
+// (The batch's device counters still count every command of the watched devices.)
+void KeepSubsystems(const google::protobuf::RepeatedPtrField<std::string>& keep,
+                    v1::RecordBatch* batch) {
+  if (keep.empty()) return;
+  auto* records = batch->mutable_records();
+  auto kept_end = std::remove_if(records->begin(), records->end(), [&](const v1::Record& r) {
+    return std::find(keep.begin(), keep.end(), r.subsys_nqn()) == keep.end();
+  });
+  records->erase(kept_end, records->end());
+}
+
+}  // namespace
+
 // Where a recording's batches go: the spool (collector recordings) and the Record callers.
 class Recordings::Sink : public BatchSink {
  public:
@@ -36,6 +54,7 @@ class Recordings::Sink : public BatchSink {
 
   absl::Status WriteBatch(const v1::RecordBatch& batch) override {
     v1::RecordBatch b = batch;
+    KeepSubsystems(recording_->settings.subsystems(), &b);
     // The spool's loss is the agent's, not the kernel's: it rides in-band with every batch.
     b.mutable_losses()->set_spool_full(SpoolLoss());
     {
@@ -161,10 +180,6 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
   o.duration_s = s.duration_s();
   o.interval_s = config_.interval_s;
   o.session_name = s.session();
-  if (s.subsystems_size() > 0) {
-    spdlog::warn("session {}: subsystem filters are not applied by this agent yet; recording all",
-                 s.session());
-  }
 
   auto finish = [&](absl::StatusOr<v1::FileTrailer> result) {
     std::vector<std::shared_ptr<RecordFeed>> feeds;

@@ -131,6 +131,17 @@ counted_session one "" 600 400 0
 [ -z "$(status_field spool_batches)" ] || fail "Status: spool not empty after the acks: $(agent_status)"
 [ -n "$(status_field last_acked_seq)" ] || fail "Status: no last_acked_seq: $(agent_status)"
 
+# ---- 1b. a session for one subsystem: a loop device belongs to none, so nothing is kept ----------
+"$ctl" start filtered -s 1 --subsystems nqn.2024-01.io.ntprof:none >/dev/null || fail "start filtered"
+wait_for 20 "session filtered to record" recording filtered || exit 1
+before=$(ios)
+do_io 100 100 6000
+sleep 0.3
+done_ios=$(( $(ios) - before ))
+end_session filtered
+echo "session filtered (--subsystems of another subsystem): $done_ios I/Os done, ${got:-0} records reported"
+[ "$done_ios" -gt 0 ] && [ "${got:-0}" = 0 ] || fail "session filtered: ${got:-0} records kept, wanted 0"
+
 # ---- 2. the collector killed mid-session ---------------------------------------------------------
 begin_session two || exit 1
 before=$(ios)
