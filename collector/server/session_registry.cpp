@@ -144,14 +144,22 @@ absl::Status SessionRegistry::Load() {
     const std::string name = entry.path().stem().string();
     const size_t dash = name.rfind('-');
     AgentKey key;
-    if (entry.path().extension() != ".lost" || dash == std::string::npos ||
+    const bool lost = entry.path().extension() == ".lost";
+    const bool dropped = entry.path().extension() == ".dropped";
+    if ((!lost && !dropped) || dash == std::string::npos ||
         !absl::SimpleHexAtoi(name.substr(dash + 1), &key.epoch)) {
       continue;
     }
     key.hostname = name.substr(0, dash);
     std::ifstream in(entry.path());
     uint64_t first = 0, last = 0;
-    while (in >> first >> last) sequences_[key].DeclareLost(first, last);
+    while (in >> first >> last) {
+      if (lost) {
+        sequences_[key].DeclareLost(first, last);
+      } else {
+        for (uint64_t seq = first; seq <= last; ++seq) sequences_[key].Accept(seq);
+      }
+    }
   }
   if (!sessions_.empty()) {
     spdlog::info("recovered {} session(s) from {}", sessions_.size(), options_.data_dir.string());
@@ -298,7 +306,7 @@ absl::Status SessionRegistry::Store(const Agent& agent, const v1::AgentMessage& 
     metrics_->Add(Counter::kUnknownSession);
     spdlog::warn("agent {} sent a message for unknown session '{}': dropped",
                  agent.hello.hostname(), name);
-    return absl::OkStatus();
+    return RememberDropped(agent.key, message.seq());
   }
   Session& session = *it->second;
   if (message.has_opened()) {
@@ -312,7 +320,7 @@ absl::Status SessionRegistry::Store(const Agent& agent, const v1::AgentMessage& 
       session.notes.push_back(
           absl::StrCat(agent.hello.hostname(), " could not record: ", message.closed().error()));
     }
-    if (!session.files->HasHeader(agent.key)) return absl::OkStatus();
+    if (!session.files->HasHeader(agent.key)) return RememberDropped(agent.key, message.seq());
     return session.files->Close(agent.key, message.closed().trailer(), message.seq());
   }
   if (message.has_batch()) {
@@ -320,13 +328,24 @@ absl::Status SessionRegistry::Store(const Agent& agent, const v1::AgentMessage& 
       metrics_->Add(Counter::kBadAgentMessages);
       spdlog::warn("agent {}: batch for session '{}' before SessionOpened: dropped",
                    agent.hello.hostname(), name);
-      return absl::OkStatus();
+      return RememberDropped(agent.key, message.seq());
     }
     v1::SessionBatch batch = message.batch();
     batch.mutable_batch()->set_seq(message.seq());
     return StoreBatch(agent, &session, &batch);
   }
   metrics_->Add(Counter::kBadAgentMessages);
+  return RememberDropped(agent.key, message.seq());
+}
+
+// A message acked but not stored (it fits no session) is still held: a restarted collector must
+// not ask for it again, so its number is written down like a session file's would be.
+absl::Status SessionRegistry::RememberDropped(const AgentKey& agent, uint64_t seq) {
+  const auto path = options_.data_dir / "agents" /
+                    absl::StrFormat("%s-%016x.dropped", agent.hostname, agent.epoch);
+  std::ofstream out(path, std::ios::app);
+  out << seq << " " << seq << "\n";
+  if (!out.flush()) return absl::UnavailableError(absl::StrCat("cannot write ", path.string()));
   return absl::OkStatus();
 }
 

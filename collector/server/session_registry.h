@@ -6,6 +6,7 @@
 //   data_dir/sessions/<name>/session.pb        the session's settings and state (SessionInfo)
 //   data_dir/sessions/<name>/*.ntp             its records, one file per agent (SessionFiles)
 //   data_dir/agents/<hostname>-<epoch>.lost    sequence numbers agents declared lost
+//   data_dir/agents/<hostname>-<epoch>.dropped numbers acked but stored nowhere (no such session)
 #pragma once
 
 #include <filesystem>
@@ -84,6 +85,7 @@ class SessionRegistry {
   absl::Status Store(const Agent& agent, const v1::AgentMessage& message);
   absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
   void RememberLost(const AgentKey& agent, const v1::SequenceGap& gap);
+  absl::Status RememberDropped(const AgentKey& agent, uint64_t seq);
   const Agent* ConnectedHost(const std::string& hostname) const;
 
   RegistryOptions options_;

@@ -237,6 +237,21 @@ TEST_CASE("registry_restart_keeps_sessions_and_what_it_acked") {
   CHECK(welcome->acked_seq() == 0);
 }
 
+TEST_CASE("messages_acked_for_no_session_stay_held_after_a_collector_restart") {
+  Cluster c(20);  // no session started: everything the host sends fits no session
+  const uint64_t acked = c.Feed(&c.host, c.host_file);
+  REQUIRE(acked > 0);
+  c.registry.reset();
+  RegistryOptions options;
+  options.data_dir = c.dir.path() / "data";
+  auto reopened = SessionRegistry::Open(options, &c.metrics);
+  REQUIRE(reopened.ok());
+  c.registry = std::move(*reopened);
+  auto welcome = c.registry->AttachAgent(&c.host, Hello("host1", v1::ROLE_HOST), "test");
+  REQUIRE(welcome.ok());
+  CHECK(welcome->acked_seq() == acked);  // not asked again, not declared lost
+}
+
 TEST_CASE("registry_refuses_impossible_records_and_unknown_sessions_and_goes_on") {
   Cluster c(20);
   c.Start();
