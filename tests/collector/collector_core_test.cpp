@@ -64,7 +64,16 @@ struct Cluster {
     REQUIRE(registry->AttachAgent(&host, Hello("host1", v1::ROLE_HOST), "test").ok());
     REQUIRE(registry->AttachAgent(&target, Hello("target1", v1::ROLE_TARGET), "test").ok());
   }
-  void Start(const std::string& name = "test") {
+  // The collector process goes away and comes back on the same data dir (no agent attached).
+  void Restart() {
+    registry.reset();
+    RegistryOptions options;
+    options.data_dir = dir.path() / "data";
+    auto reopened = SessionRegistry::Open(options, &metrics);
+    REQUIRE(reopened.ok());
+    registry = std::move(*reopened);
+  }
+    void Start(const std::string& name = "test") {
     v1::StartSessionRequest request;
     request.set_name(name);
     request.set_sample_rate(10);
@@ -219,12 +228,7 @@ TEST_CASE("registry_restart_keeps_sessions_and_what_it_acked") {
   REQUIRE(c.registry->StopSession("test").ok());
   const std::string before = c.SessionText();
 
-  c.registry.reset();  // the collector goes away; its data dir stays
-  RegistryOptions options;
-  options.data_dir = c.dir.path() / "data";
-  auto reopened = SessionRegistry::Open(options, &c.metrics);
-  REQUIRE(reopened.ok());
-  c.registry = std::move(*reopened);
+  c.Restart();  // the collector goes away; its data dir stays
   auto welcome = c.registry->AttachAgent(&c.host, Hello("host1", v1::ROLE_HOST), "test");
   REQUIRE(welcome.ok());
   CHECK(welcome->acked_seq() == host_acked);
@@ -241,12 +245,7 @@ TEST_CASE("messages_acked_for_no_session_stay_held_after_a_collector_restart") {
   Cluster c(20);  // no session started: everything the host sends fits no session
   const uint64_t acked = c.Feed(&c.host, c.host_file);
   REQUIRE(acked > 0);
-  c.registry.reset();
-  RegistryOptions options;
-  options.data_dir = c.dir.path() / "data";
-  auto reopened = SessionRegistry::Open(options, &c.metrics);
-  REQUIRE(reopened.ok());
-  c.registry = std::move(*reopened);
+  c.Restart();
   auto welcome = c.registry->AttachAgent(&c.host, Hello("host1", v1::ROLE_HOST), "test");
   REQUIRE(welcome.ok());
   CHECK(welcome->acked_seq() == acked);  // not asked again, not declared lost
