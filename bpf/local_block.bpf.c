@@ -39,7 +39,7 @@ static __always_inline int on_block_rq_issue(struct request *rq)
 	sectors = BPF_CORE_READ(rq, __data_len) >> 9;
 	if (!sectors || !ntprof_is_sampled(opcode, 0, sector, sectors - 1, 0))
 		return 0;
-	if (host_lookup_request(rq))
+	if (host_same_command(rq))
 		return 0; /* re-issue after a requeue: keep the first stamps */
 
 	struct ntprof_record init = {

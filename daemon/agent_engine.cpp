@@ -200,11 +200,15 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
 
 AgentEngine::~AgentEngine() { Detach(); }
 
+void AgentEngine::DetachHooks() {
+  for (struct bpf_link* l : links_) bpf_link__destroy(l);
+  links_.clear();
+}
+
 void AgentEngine::Detach() {
   if (ring_) ring_buffer__free(ring_);
   ring_ = nullptr;
-  for (struct bpf_link* l : links_) bpf_link__destroy(l);
-  links_.clear();
+  DetachHooks();
 }
 
 struct bpf_map* AgentEngine::Map(const char* name) const {
@@ -297,6 +301,7 @@ KernelLosses AgentEngine::ReadLosses() const {
   out.inflight_table_full = sum(NTPROF_LOSS_INFLIGHT_FULL);
   out.pdu_resync = sum(NTPROF_LOSS_PDU_RESYNC);
   out.no_queue = sum(NTPROF_LOSS_NO_QUEUE);
+  out.completion_missed = sum(NTPROF_LOSS_COMPLETION_MISSED);
   struct bpf_program* prog;
   bpf_object__for_each_program(prog, object_->object()) {
     int fd = bpf_program__fd(prog);

@@ -36,6 +36,8 @@ struct KernelLosses {
   uint64_t no_queue = 0;
   uint64_t nested_probe_miss = 0;  // sum of the programs' recursion_misses (trampolines skip
                                    // calls that nest on one CPU)
+  uint64_t completion_missed = 0;  // completion hooks the kernel did not run (see
+                                   // host_same_command in bpf/ntprof_host_block.h)
 };
 
 using RecordCallback = std::function<void(const ntprof_record&)>;
@@ -58,6 +60,10 @@ class AgentEngine {
   absl::Status SetWatchedDevices(const std::vector<uint32_t>& kernel_devs);
   // Ports that mark a socket as NVMe/TCP (host: remote, target: local); replaces the set.
   absl::Status SetTcpPorts(const std::vector<uint16_t>& ports);
+
+  // Stops the kernel side producing records (the ring buffer stays readable): the end of a
+  // recording, so what is still in flight afterwards can be counted without racing a completion.
+  void DetachHooks();
 
   // Waits up to timeout_ms for records and hands each to on_record. Returns how many.
   absl::StatusOr<int> Poll(int timeout_ms, const RecordCallback& on_record);

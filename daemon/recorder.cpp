@@ -141,14 +141,19 @@ absl::Status Recorder::FlushBatch(BatchSink& sink, const IntervalCallback& on_in
     }
     for (auto& [name, c] : by_name) *batch_.batch().add_counters() = c;
   }
+  FillLosses(batch_.batch().mutable_losses());
+  return batch_.Flush(sink, on_interval, interval_end, now);
+}
+
+void Recorder::FillLosses(v1::LossCounters* l) const {
   KernelLosses k = engine_->ReadLosses();
-  v1::LossCounters* l = batch_.batch().mutable_losses();
   l->set_ring_buffer_full(k.ring_buffer_full);
   l->set_inflight_table_full(k.inflight_table_full);
   l->set_evicted_incomplete(evicted_);
   l->set_missing_stamp(missing_stamp_);
   l->set_nested_probe_miss(k.nested_probe_miss);
-  return batch_.Flush(sink, on_interval, interval_end, now);
+  l->set_completion_missed(k.completion_missed);
+  l->set_unfinished_at_stop(unfinished_at_stop_);
 }
 
 absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
@@ -204,24 +209,22 @@ absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
       break;
     }
   }
-  // Drain what the kernel already produced, then the last (partial) interval and the trailer.
+  // Stop the hooks, drain what they produced, count the sampled commands still in flight (each
+  // runs past the stop, or is one whose completion the kernel never reported), then write the
+  // last (partial) interval and the trailer.
   if (failure.ok()) {
+    engine_->DetachHooks();
     while (true) {
       auto polled = engine_->Poll(0, on_record);
       if (!polled.ok() || *polled == 0) break;
     }
+    unfinished_at_stop_ = engine_->SweepInflight(UINT64_MAX, [](const ntprof_record&) {});
     failure = FlushBatch(sink, on_interval, true);
   }
   v1::FileTrailer trailer;
   trailer.set_end_wall_ns(ClockNs(CLOCK_REALTIME));
   trailer.set_end_mono_ns(ClockNs(CLOCK_MONOTONIC));
-  KernelLosses k = engine_->ReadLosses();
-  v1::LossCounters* l = trailer.mutable_losses();
-  l->set_ring_buffer_full(k.ring_buffer_full);
-  l->set_inflight_table_full(k.inflight_table_full);
-  l->set_evicted_incomplete(evicted_);
-  l->set_missing_stamp(missing_stamp_);
-  l->set_nested_probe_miss(k.nested_probe_miss);
+  FillLosses(trailer.mutable_losses());
   absl::Status fin = sink.Finalize(trailer);
   if (!failure.ok()) return failure;
   return fin;

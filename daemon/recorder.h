@@ -50,6 +50,7 @@ class Recorder {
   // Re-reads which devices/ports to watch. Returns false when the requested device is gone.
   absl::StatusOr<bool> UpdateWatchedDevices();
   absl::Status FlushBatch(BatchSink& sink, const IntervalCallback& on_interval, bool interval_end);
+  void FillLosses(v1::LossCounters* losses) const;
 
   RecordingOptions options_;
   std::unique_ptr<AgentEngine> engine_;
@@ -61,6 +62,7 @@ class Recorder {
   IntervalBatch batch_;
   std::map<uint32_t, ntprof_dev_counters> last_counters_;
   uint64_t evicted_ = 0;
+  uint64_t unfinished_at_stop_ = 0;
   uint64_t missing_stamp_ = 0;
   uint64_t records_ = 0;
 };

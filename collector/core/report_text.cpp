@@ -49,7 +49,9 @@ void RenderLosses(const v1::LossCounters& l, std::string* out) {
       {l.evicted_incomplete(), "never completed (evicted)"},
       {l.missing_stamp(), "missing stamp"},
       {l.spool_full(), "spool full"},
-      {l.nested_probe_miss(), "nested probe missed"}};
+      {l.nested_probe_miss(), "nested probe missed"},
+      {l.completion_missed(), "completion hook skipped by the kernel"},
+      {l.unfinished_at_stop(), "still in flight at stop"}};
   std::string parts;
   for (const auto& [n, what] : causes) {
     if (n > 0) absl::StrAppend(&parts, parts.empty() ? "" : ", ", n, " ", what);
