@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <catch2/catch.hpp>
 #include <chrono>
@@ -170,8 +171,16 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
   }
   INFO("sampled " << got_writes.size() << " of " << kBlocks << " writes, " << got_reads.size()
                   << " reads; 1 in " << kSampleRate);
-  CHECK(got_writes == expected_writes);
-  CHECK(got_reads == expected_reads);
+  // Each expected command is a record, or counted: the kernel now and then skips a completion
+  // hook (completion_missed, found when the request is reused) and the last such command may still
+  // sit in the in-flight table.
+  (*engine)->DetachHooks();
+  size_t left = (*engine)->SweepInflight(UINT64_MAX, [](const ntprof_record&) {});
+  KernelLosses losses = (*engine)->ReadLosses();
+  CHECK(std::includes(expected_writes.begin(), expected_writes.end(), got_writes.begin(), got_writes.end()));
+  CHECK(std::includes(expected_reads.begin(), expected_reads.end(), got_reads.begin(), got_reads.end()));
+  CHECK(got_writes.size() + got_reads.size() + losses.completion_missed + left ==
+        expected_writes.size() + expected_reads.size());
   CHECK(expected_writes.size() > kBlocks / kSampleRate / 2);  // the test really sampled something
 
   auto counters = (*engine)->ReadDeviceCounters();
@@ -180,7 +189,6 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
   CHECK(counters[loop.dev()].write_bytes == static_cast<uint64_t>(kBlocks) * kBlock);
   CHECK(counters[loop.dev()].reads >= static_cast<uint64_t>(kBlocks));
 
-  KernelLosses losses = (*engine)->ReadLosses();
   CHECK(losses.ring_buffer_full == 0);
   CHECK(losses.inflight_table_full == 0);
 }
