@@ -1,5 +1,4 @@
-// Who this machine is, as headers and the collector see it. (recorder.cpp and
-// spdk/spdk_recorder.cpp still carry private copies of the first two.)
+// Who this machine is, as recording headers and the collector see it.
 #pragma once
 
 #include <string>

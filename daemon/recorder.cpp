@@ -1,12 +1,8 @@
 #include "recorder.h"
 
-#include <sys/utsname.h>
-#include <unistd.h>
-
-#include <ctime>
-#include <fstream>
-
 #include "block_devices.h"
+#include "host_identity.h"
+#include "monotonic_clock.h"
 #include "nvme_sysfs.h"
 
 namespace ntprof::agent {
@@ -15,18 +11,6 @@ namespace {
 constexpr uint16_t kDefaultNvmeTcpPort = 4420;
 constexpr int kPollMs = 100;
 constexpr int kMaxBatchRecords = 8192;  // a busy interval is cut into several batches
-
-uint64_t ClockNs(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
-
-std::string Hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof(buf) - 1);
-  return buf;
-}
 
 v1::Transport ToProto(Transport t) {
   switch (t) {
@@ -38,13 +22,6 @@ v1::Transport ToProto(Transport t) {
       return v1::TRANSPORT_LOCAL;
   }
   return v1::TRANSPORT_UNKNOWN;
-}
-
-std::string FirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
 }
 
 }  // namespace
@@ -76,12 +53,10 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
   }
   r->identity_.Refresh();
 
-  struct utsname u;
-  uname(&u);
   v1::FileHeader& h = r->header_;
   h.set_hostname(r->agent_);
-  h.set_kernel_release(u.release);
-  h.set_boot_id(FirstLine("/proc/sys/kernel/random/boot_id"));
+  h.set_kernel_release(KernelRelease());
+  h.set_boot_id(BootId());
   h.set_role(s.role == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
   h.set_transport(ToProto(s.transport));
   h.set_stack(v1::STACK_KERNEL);

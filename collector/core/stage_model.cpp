@@ -17,6 +17,7 @@ constexpr std::array<StageInfo, kStageCount> kStages{{
     {"target_driver", "target driver"},
     {"storage", "storage"},
     {"network_and_target", "network and target (not recorded)"},
+    {"local_device", "device (driver + drive)"},
     {"end_to_end", "end to end"},
     {"target_total", "in target (T0-T5)"},
 }};
@@ -76,6 +77,18 @@ bool ReadHost(const v1::Record& r, HostHalf* h, IncompleteRecord* why) {
   h->h3 = StampOf(r, NTPROF_H3_REPLY_RECEIVED);
   h->h4 = StampOf(r, NTPROF_H4_DRIVER_DONE);
   h->h5 = StampOf(r, NTPROF_H5_BLOCK_DONE);
+  // A local block device has no fabric: the block layer's own stamps are the whole command.
+  if (r.transport() == v1::TRANSPORT_LOCAL) {
+    const std::pair<uint64_t, std::string_view> local[] = {
+        {h->h0, "H0 block start"}, {h->h1, "H1 driver submit"}, {h->h5, "H5 block done"}};
+    for (const auto& [stamp, name] : local) {
+      if (stamp == 0) {
+        if (why) why->missing = name;
+        return false;
+      }
+    }
+    return true;
+  }
   const std::pair<uint64_t, std::string_view> required[] = {
       {h->h1, "H1 driver submit"}, {h->h2, "H2 capsule sent"},
       {h->h3, "H3 reply received"}, {h->h4, "H4 driver done"}};
@@ -136,7 +149,15 @@ void Set(CommandBreakdown* b, Component c, std::optional<int64_t> v) {
   b->components[static_cast<size_t>(c)] = v;
 }
 
+void AddLocalStages(const HostHalf& h, CommandBreakdown* b) {
+  Set(b, Stage::kHostBlock, static_cast<int64_t>(h.h1 - h.h0));
+  Set(b, Component::kHostBlockSubmit, Span(h.h0, h.h1));
+  Set(b, Stage::kLocalDevice, static_cast<int64_t>(h.h5 - h.h1));
+  Set(b, Stage::kEndToEnd, static_cast<int64_t>(h.h5 - h.h0));
+}
+
 void AddHostStages(const v1::Record& r, const HostHalf& h, CommandBreakdown* b) {
+  if (r.transport() == v1::TRANSPORT_LOCAL) return AddLocalStages(h, b);
   const bool has_block = h.h0 != 0;
   if (has_block) {
     Set(b, Stage::kHostBlock, static_cast<int64_t>((h.h1 - h.h0) + (h.h5 - h.h4)));
@@ -207,8 +228,10 @@ std::string_view ScopeId(Scope scope) {
 const std::vector<Stage>& StagesOf(Scope scope) {
   static const std::vector<Stage> joined{Stage::kHostBlock, Stage::kHostDriver, Stage::kNetwork,
                                          Stage::kTargetDriver, Stage::kStorage, Stage::kEndToEnd};
+  // A local device's commands have kLocalDevice instead of the driver and fabric stages.
   static const std::vector<Stage> host_only{Stage::kHostBlock, Stage::kHostDriver,
-                                            Stage::kNetworkAndTarget, Stage::kEndToEnd};
+                                            Stage::kNetworkAndTarget, Stage::kLocalDevice,
+                                            Stage::kEndToEnd};
   static const std::vector<Stage> target_only{Stage::kTargetDriver, Stage::kStorage,
                                               Stage::kTargetTotal};
   switch (scope) {
@@ -255,8 +278,10 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
     Set(&b, Component::kFabric, fabric);
   } else if (host) {
     b.scope = Scope::kHostOnly;
-    Set(&b, Stage::kNetworkAndTarget,
-        static_cast<int64_t>(h.h3 - h.h2) - h.r2t_turnaround + h.read_data);
+    if (host->transport() != v1::TRANSPORT_LOCAL) {
+      Set(&b, Stage::kNetworkAndTarget,
+          static_cast<int64_t>(h.h3 - h.h2) - h.r2t_turnaround + h.read_data);
+    }
   } else {
     b.scope = Scope::kTargetOnly;
     Set(&b, Stage::kTargetTotal, static_cast<int64_t>(t.t5 - t.t0));

@@ -20,6 +20,7 @@ enum class Stage : uint8_t {
   kTargetDriver,
   kStorage,
   kNetworkAndTarget,  // host recorded alone: H3-H2 as one stage
+  kLocalDevice,       // a local block device (no fabric): H1-H5, its driver and the drive
   kEndToEnd,          // host view: H5-H0
   kTargetTotal,       // target recorded alone: T5-T0
   kCount,

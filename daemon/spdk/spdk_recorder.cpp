@@ -1,14 +1,11 @@
 #include "spdk_recorder.h"
 
-#include <sys/utsname.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "host_identity.h"
+#include "monotonic_clock.h"
 #include "record_converter.h"
 #include "spdk_event_converter.h"
 
@@ -18,25 +15,6 @@ namespace {
 constexpr int kPollMs = 50;
 constexpr int kMaxBatchRecords = 8192;
 constexpr uint64_t kAttachGraceNs = 5'000'000'000ull;
-
-uint64_t ClockNs(clockid_t clock) {
-  struct timespec ts;
-  clock_gettime(clock, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + ts.tv_nsec;
-}
-
-std::string FirstLine(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-std::string Hostname() {
-  char buf[256] = {};
-  gethostname(buf, sizeof(buf) - 1);
-  return buf;
-}
 
 }  // namespace
 
@@ -62,12 +40,10 @@ absl::StatusOr<std::unique_ptr<SpdkRecorder>> SpdkRecorder::Start(
   }
   r->Rescan();
 
-  struct utsname u;
-  uname(&u);
   v1::FileHeader& h = r->header_;
   h.set_hostname(r->agent_);
-  h.set_kernel_release(u.release);
-  h.set_boot_id(FirstLine("/proc/sys/kernel/random/boot_id"));
+  h.set_kernel_release(KernelRelease());
+  h.set_boot_id(BootId());
   h.set_role(options.role == SpdkRole::kTarget ? v1::ROLE_TARGET : v1::ROLE_HOST);
   h.set_transport(options.transport);
   h.set_stack(v1::STACK_SPDK);

@@ -151,6 +151,29 @@ TEST_CASE("host_alone_shows_network_and_target_as_one_stage", "[stage_model]") {
   CHECK_FALSE(b->stage(Stage::kStorage).has_value());
 }
 
+TEST_CASE("local_device_shows_block_layer_and_device_only", "[stage_model]") {
+  // A loop or local NVMe device: H0 (allocated), H1 (issued to the driver), H5 (completed).
+  std::vector<uint64_t> stamps(NTPROF_HOST_STAMPS, 0);
+  stamps[NTPROF_H0_BLOCK_START] = 10'000;
+  stamps[NTPROF_H1_DRIVER_SUBMIT] = 10'450;
+  stamps[NTPROF_H5_BLOCK_DONE] = 37'450;
+  auto local = MakeRecord(v1::ROLE_HOST, {}, stamps, "loop0");
+  local.set_transport(v1::TRANSPORT_LOCAL);
+  auto b = BreakDown(&local, nullptr);
+  REQUIRE(b.has_value());
+  CHECK(b->scope == Scope::kHostOnly);
+  CHECK(StageOf(*b, Stage::kHostBlock) == 450);
+  CHECK(StageOf(*b, Stage::kLocalDevice) == 27'000);
+  CHECK(StageOf(*b, Stage::kEndToEnd) == 27'450);
+  CHECK_FALSE(b->stage(Stage::kHostDriver).has_value());
+  CHECK_FALSE(b->stage(Stage::kNetworkAndTarget).has_value());
+
+  local.set_stamps(NTPROF_H5_BLOCK_DONE, 0);
+  IncompleteRecord why;
+  CHECK_FALSE(BreakDown(&local, nullptr, &why).has_value());
+  CHECK(why.missing == "H5 block done");
+}
+
 TEST_CASE("target_alone_shows_target_driver_storage_and_its_total", "[stage_model]") {
   auto ts = TargetStamps(1000, 200, 300, 60'000, 210, 300);
   ts[NTPROF_T_DRIVE_ISSUE] = ts[NTPROF_T2_BACKEND_SUBMIT] + 1'000;
