@@ -95,6 +95,10 @@ bool OpenChannel(const std::string& address, const CollectorFlags& tls,
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);  // exports and reports can be large
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, tls.keepalive_s * 1000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, tls.keepalive_s * 1000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // an idle agent keeps pinging
   *channel = grpc::CreateCustomChannel(address, credentials, args);
   return true;
 }

@@ -150,6 +150,11 @@ DESCRIPTION
   cmd->add_option("--collector-tls-key", args->collector.tls_key, "PEM key of that certificate");
   cmd->add_flag("--collector-insecure", args->collector.insecure,
                 "Plaintext to a non-local collector (trusted networks only)");
+  cmd->add_option("--collector-keepalive", args->collector.keepalive_s,
+                  "SECONDS between pings on the collector link; a collector that does not answer "
+                  "within as long is dropped and dialled again (a half-open link ends)")
+      ->check(CLI::Range(5, 3600))
+      ->capture_default_str();
   cmd->add_flag("--no-collector", args->no_collector,
                 "Ignore $NTPROF_COLLECTOR and the config file: serve the socket only");
   cmd->add_option("--spool-dir", args->spool_dir,
