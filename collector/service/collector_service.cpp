@@ -90,17 +90,14 @@ grpc::ServerUnaryReactor* CollectorService::Compare(grpc::CallbackServerContext*
 grpc::ServerWriteReactor<v1::ExportMessage>* CollectorService::Export(
     grpc::CallbackServerContext*, const v1::ExportRequest* request) {
   auto stored = registry_->Stored(request->session());
-  if (!stored.ok() || request->joined_only()) {
+  if (!stored.ok()) {
     // A reactor that only finishes: the error reaches the client as the stream's status.
     class Refusal final : public grpc::ServerWriteReactor<v1::ExportMessage> {
      public:
       explicit Refusal(grpc::Status status) { Finish(status); }
       void OnDone() override { delete this; }
     };
-    return new Refusal(!stored.ok() ? ToGrpc(stored.status())
-                                    : grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
-                                                   "joined_only export is not implemented yet; "
-                                                   "export the raw halves (report re-joins them)"));
+    return new Refusal(ToGrpc(stored.status()));
   }
   return new ExportReactor(std::move(*stored));
 }
