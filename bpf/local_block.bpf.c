@@ -73,26 +73,6 @@ static __always_inline int on_block_rq_complete(struct request *rq, int error, _
 	return 0;
 }
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(block_rq_issue_tp, struct request *rq)
-{
-	return on_block_rq_issue(rq);
-}
+NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), on_block_rq_issue(rq))
 
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(block_rq_issue_rawtp, struct request *rq)
-{
-	return on_block_rq_issue(rq);
-}
-
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(block_rq_complete_tp, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return on_block_rq_complete(rq, error, nr_bytes);
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(block_rq_complete_rawtp, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return on_block_rq_complete(rq, error, nr_bytes);
-}
+NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes), on_block_rq_complete(rq, error, nr_bytes))

@@ -55,6 +55,35 @@ struct {
 	__type(value, __u8);
 } tcp_ports SEC(".maps");
 
+/* The attach variants of one hook, calling the same handler; the agent's hook plan loads the one
+ * this kernel offers. params is the parenthesised parameter list of the tracepoint or traced
+ * function, call the handler call that makes the program's return value:
+ *   NTPROF_TRACEPOINT_HOOK(tp, ...)  -> <tp>_tp (tp_btf) and <tp>_rawtp (raw_tp, no BTF needed)
+ *   NTPROF_ENTRY_HOOK(fn, ...)       -> <fn>_fentry and <fn>_kprobe (kernels without trampolines) */
+#define NTPROF_UNPAREN(...) __VA_ARGS__
+#define NTPROF_TRACEPOINT_HOOK(tp, params, call)                                      \
+	SEC("tp_btf/" #tp)                                                            \
+	int BPF_PROG(tp##_tp, NTPROF_UNPAREN params)                                  \
+	{                                                                             \
+		return call;                                                          \
+	}                                                                             \
+	SEC("raw_tp/" #tp)                                                            \
+	int BPF_PROG(tp##_rawtp, NTPROF_UNPAREN params)                               \
+	{                                                                             \
+		return call;                                                          \
+	}
+#define NTPROF_ENTRY_HOOK(fn, params, call)                                           \
+	SEC("fentry/" #fn)                                                            \
+	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                              \
+	{                                                                             \
+		return call;                                                          \
+	}                                                                             \
+	SEC("kprobe/" #fn)                                                            \
+	int BPF_KPROBE(fn##_kprobe, NTPROF_UNPAREN params)                            \
+	{                                                                             \
+		return call;                                                          \
+	}
+
 static __always_inline void ntprof_lose(__u32 cause)
 {
 	__u64 *n = bpf_map_lookup_elem(&losses, &cause);

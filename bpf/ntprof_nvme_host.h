@@ -110,17 +110,7 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 	return 0;
 }
 
-SEC("tp_btf/nvme_setup_cmd")
-int BPF_PROG(nvme_setup_cmd_tp, struct request *rq, void *cmd)
-{
-	return on_nvme_setup_cmd(rq, cmd);
-}
-
-SEC("raw_tp/nvme_setup_cmd")
-int BPF_PROG(nvme_setup_cmd_rawtp, struct request *rq, void *cmd)
-{
-	return on_nvme_setup_cmd(rq, cmd);
-}
+NTPROF_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), on_nvme_setup_cmd(rq, cmd))
 
 /* ---- H4: nvme_complete_rq; device counters ---- */
 static __always_inline int on_nvme_complete_rq(struct request *rq)
@@ -143,17 +133,7 @@ static __always_inline int on_nvme_complete_rq(struct request *rq)
 	return 0;
 }
 
-SEC("tp_btf/nvme_complete_rq")
-int BPF_PROG(nvme_complete_rq_tp, struct request *rq)
-{
-	return on_nvme_complete_rq(rq);
-}
-
-SEC("raw_tp/nvme_complete_rq")
-int BPF_PROG(nvme_complete_rq_rawtp, struct request *rq)
-{
-	return on_nvme_complete_rq(rq);
-}
+NTPROF_TRACEPOINT_HOOK(nvme_complete_rq, (struct request *rq), on_nvme_complete_rq(rq))
 
 /* ---- H5: block_rq_complete, emit ---- */
 static __always_inline int on_block_rq_complete(struct request *rq)
@@ -169,16 +149,6 @@ static __always_inline int on_block_rq_complete(struct request *rq)
 	return 0;
 }
 
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(block_rq_complete_tp, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return on_block_rq_complete(rq);
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(block_rq_complete_rawtp, struct request *rq, int error, unsigned int nr_bytes)
-{
-	return on_block_rq_complete(rq);
-}
+NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes), on_block_rq_complete(rq))
 
 #endif /* NTPROF_NVME_HOST_H */

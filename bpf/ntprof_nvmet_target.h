@@ -182,17 +182,7 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 	return 0;
 }
 
-SEC("tp_btf/nvmet_req_init")
-int BPF_PROG(nvmet_req_init_tp, struct nvmet_req___ntprof *req, void *cmd)
-{
-	return on_nvmet_req_init(req, BPF_CORE_READ(req, sq));
-}
-
-SEC("raw_tp/nvmet_req_init")
-int BPF_PROG(nvmet_req_init_rawtp, struct nvmet_req___ntprof *req, void *cmd)
-{
-	return on_nvmet_req_init(req, BPF_CORE_READ(req, sq));
-}
+NTPROF_TRACEPOINT_HOOK(nvmet_req_init, (struct nvmet_req___ntprof *req, void *cmd), on_nvmet_req_init(req, BPF_CORE_READ(req, sq)))
 
 SEC("fentry/nvmet_req_init")
 int BPF_PROG(nvmet_req_init_fentry, struct nvmet_req___ntprof *req, void *cq,
@@ -223,29 +213,9 @@ static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req)
 	return 0;
 }
 
-SEC("fentry/nvmet_bdev_execute_rw")
-int BPF_PROG(nvmet_bdev_execute_rw_fentry, struct nvmet_req___ntprof *req)
-{
-	return on_backend_submit(req);
-}
+NTPROF_ENTRY_HOOK(nvmet_bdev_execute_rw, (struct nvmet_req___ntprof *req), on_backend_submit(req))
 
-SEC("kprobe/nvmet_bdev_execute_rw")
-int BPF_KPROBE(nvmet_bdev_execute_rw_kprobe, struct nvmet_req___ntprof *req)
-{
-	return on_backend_submit(req);
-}
-
-SEC("fentry/nvmet_file_execute_rw")
-int BPF_PROG(nvmet_file_execute_rw_fentry, struct nvmet_req___ntprof *req)
-{
-	return on_backend_submit(req);
-}
-
-SEC("kprobe/nvmet_file_execute_rw")
-int BPF_KPROBE(nvmet_file_execute_rw_kprobe, struct nvmet_req___ntprof *req)
-{
-	return on_backend_submit(req);
-}
+NTPROF_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req), on_backend_submit(req))
 
 /* ---- drive issue / done: the request whose bio nvmet_bdev_execute_rw aimed (bi_private = req) ---- */
 static __always_inline struct ntprof_target_inflight *target_lookup_rq(struct request *rq)
@@ -275,29 +245,9 @@ static __always_inline int on_block_rq_complete(struct request *rq)
 	return 0;
 }
 
-SEC("tp_btf/block_rq_issue")
-int BPF_PROG(block_rq_issue_tp, struct request *rq)
-{
-	return on_block_rq_issue(rq);
-}
+NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), on_block_rq_issue(rq))
 
-SEC("raw_tp/block_rq_issue")
-int BPF_PROG(block_rq_issue_rawtp, struct request *rq)
-{
-	return on_block_rq_issue(rq);
-}
-
-SEC("tp_btf/block_rq_complete")
-int BPF_PROG(block_rq_complete_tp, struct request *rq)
-{
-	return on_block_rq_complete(rq);
-}
-
-SEC("raw_tp/block_rq_complete")
-int BPF_PROG(block_rq_complete_rawtp, struct request *rq)
-{
-	return on_block_rq_complete(rq);
-}
+NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), on_block_rq_complete(rq))
 
 /* ---- T3: nvmet_req_complete ---- */
 static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req, __u16 status)
@@ -322,29 +272,9 @@ static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req)
 	return raw >> 1;
 }
 
-SEC("tp_btf/nvmet_req_complete")
-int BPF_PROG(nvmet_req_complete_tp, struct nvmet_req___ntprof *req)
-{
-	return on_nvmet_req_complete(req, cqe_status(req));
-}
+NTPROF_TRACEPOINT_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req), on_nvmet_req_complete(req, cqe_status(req)))
 
-SEC("raw_tp/nvmet_req_complete")
-int BPF_PROG(nvmet_req_complete_rawtp, struct nvmet_req___ntprof *req)
-{
-	return on_nvmet_req_complete(req, cqe_status(req));
-}
-
-SEC("fentry/nvmet_req_complete")
-int BPF_PROG(nvmet_req_complete_fentry, struct nvmet_req___ntprof *req, __u16 status)
-{
-	return on_nvmet_req_complete(req, status);
-}
-
-SEC("kprobe/nvmet_req_complete")
-int BPF_KPROBE(nvmet_req_complete_kprobe, struct nvmet_req___ntprof *req, __u16 status)
-{
-	return on_nvmet_req_complete(req, status);
-}
+NTPROF_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 status), on_nvmet_req_complete(req, status))
 
 /* ---- T4: response queued ---- */
 static __always_inline int target_queue_response(struct nvmet_req___ntprof *req)

@@ -16,16 +16,7 @@
 
 /* The fentry and kprobe variants (<fn>_fentry, <fn>_kprobe) of a hook on the completion handler
  * fn, both calling handler(struct ib_wc___ntprof *wc). */
-#define NTPROF_WC_HOOK(fn, handler)                                                   \
-	SEC("fentry/" #fn)                                                            \
-	int BPF_PROG(fn##_fentry, void *cq, struct ib_wc___ntprof *wc)                \
-	{                                                                             \
-		return handler(wc);                                                   \
-	}                                                                             \
-	SEC("kprobe/" #fn)                                                            \
-	int BPF_KPROBE(fn##_kprobe, void *cq, struct ib_wc___ntprof *wc)              \
-	{                                                                             \
-		return handler(wc);                                                   \
-	}
+#define NTPROF_WC_HOOK(fn, handler) \
+	NTPROF_ENTRY_HOOK(fn, (void *cq, struct ib_wc___ntprof *wc), handler(wc))
 
 #endif /* NTPROF_RDMA_WC_H */

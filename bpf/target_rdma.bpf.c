@@ -112,17 +112,7 @@ static __always_inline int on_nvmet_rdma_queue_response(struct nvmet_req___ntpro
 	return 0;
 }
 
-SEC("fentry/nvmet_rdma_queue_response")
-int BPF_PROG(nvmet_rdma_queue_response_fentry, struct nvmet_req___ntprof *req)
-{
-	return on_nvmet_rdma_queue_response(req);
-}
-
-SEC("kprobe/nvmet_rdma_queue_response")
-int BPF_KPROBE(nvmet_rdma_queue_response_kprobe, struct nvmet_req___ntprof *req)
-{
-	return on_nvmet_rdma_queue_response(req);
-}
+NTPROF_ENTRY_HOOK(nvmet_rdma_queue_response, (struct nvmet_req___ntprof *req), on_nvmet_rdma_queue_response(req))
 
 /* ---- the response SEND completed: T5 of reads, emit ---- */
 static __always_inline int on_nvmet_rdma_send_done(struct ib_wc___ntprof *wc)

@@ -158,17 +158,7 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 }
 
 
-SEC("fentry/nvmet_tcp_queue_response")
-int BPF_PROG(nvmet_tcp_queue_response_fentry, struct nvmet_req___ntprof *req)
-{
-	return target_queue_response(req);
-}
-
-SEC("kprobe/nvmet_tcp_queue_response")
-int BPF_KPROBE(nvmet_tcp_queue_response_kprobe, struct nvmet_req___ntprof *req)
-{
-	return target_queue_response(req);
-}
+NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req), target_queue_response(req))
 
 /* ---- T5: reply PDUs handed to TCP ---- */
 
