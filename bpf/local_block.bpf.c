@@ -75,4 +75,5 @@ static __always_inline int on_block_rq_complete(struct request *rq, int error, _
 
 NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), on_block_rq_issue(rq))
 
-NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes), on_block_rq_complete(rq, error, nr_bytes))
+NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
+		on_block_rq_complete(rq, error, nr_bytes))

@@ -59,7 +59,7 @@ struct {
  * this kernel offers. params is the parenthesised parameter list of the tracepoint or traced
  * function, call the handler call that makes the program's return value:
  *   NTPROF_TRACEPOINT_HOOK(tp, ...)  -> <tp>_tp (tp_btf) and <tp>_rawtp (raw_tp, no BTF needed)
- *   NTPROF_ENTRY_HOOK(fn, ...)       -> <fn>_fentry and <fn>_kprobe (kernels without trampolines) */
+ *   NTPROF_ENTRY_HOOK(fn, ...)       -> <fn>_fentry and <fn>_kprobe (no trampolines) */
 #define NTPROF_UNPAREN(...) __VA_ARGS__
 #define NTPROF_TRACEPOINT_HOOK(tp, params, call)                                      \
 	SEC("tp_btf/" #tp)                                                            \

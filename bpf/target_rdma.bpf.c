@@ -112,7 +112,8 @@ static __always_inline int on_nvmet_rdma_queue_response(struct nvmet_req___ntpro
 	return 0;
 }
 
-NTPROF_ENTRY_HOOK(nvmet_rdma_queue_response, (struct nvmet_req___ntprof *req), on_nvmet_rdma_queue_response(req))
+NTPROF_ENTRY_HOOK(nvmet_rdma_queue_response, (struct nvmet_req___ntprof *req),
+		on_nvmet_rdma_queue_response(req))
 
 /* ---- the response SEND completed: T5 of reads, emit ---- */
 static __always_inline int on_nvmet_rdma_send_done(struct ib_wc___ntprof *wc)

@@ -158,7 +158,8 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 }
 
 
-NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req), target_queue_response(req))
+NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req),
+		target_queue_response(req))
 
 /* ---- T5: reply PDUs handed to TCP ---- */
 

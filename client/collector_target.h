@@ -25,9 +25,9 @@ struct CollectorFlags {
   std::string tls_cert;
   std::string tls_key;
   bool insecure = false;
-  // Seconds between HTTP/2 pings on an idle connection (the collector accepts one per 5 s at
-  // most); a peer that does not answer within the same time is dropped, so a half-open connection
-  // (a vanished machine, a frozen network path) ends and the caller reconnects.
+  // Seconds between HTTP/2 pings on an idle connection (at least 5: the collector refuses pings
+  // closer than 4 s apart); a peer that does not answer within the same time is dropped, so a
+  // half-open connection (a vanished machine, a frozen network path) ends and the caller reconnects.
   int keepalive_s = 20;
 };
 

@@ -1,7 +1,6 @@
 #include "recordings.h"
 
 #include <algorithm>
-
 #include <fstream>
 #include <future>
 

@@ -73,7 +73,7 @@ struct Cluster {
     REQUIRE(reopened.ok());
     registry = std::move(*reopened);
   }
-    void Start(const std::string& name = "test") {
+  void Start(const std::string& name = "test") {
     v1::StartSessionRequest request;
     request.set_name(name);
     request.set_sample_rate(10);
