@@ -241,10 +241,19 @@ void SessionRegistry::DetachAgent(AgentChannel* channel) {
   }
 }
 
+// Appends "first last" to data_dir/agents/<hostname>-<epoch>.<kind>, the files Load() reads back.
+absl::Status SessionRegistry::AppendSequences(const AgentKey& agent, const char* kind,
+                                              uint64_t first, uint64_t last) {
+  const auto path = options_.data_dir / "agents" /
+                    absl::StrFormat("%s-%016x.%s", agent.hostname, agent.epoch, kind);
+  std::ofstream out(path, std::ios::app);
+  out << first << " " << last << "\n";
+  if (!out.flush()) return absl::UnavailableError(absl::StrCat("cannot write ", path.string()));
+  return absl::OkStatus();
+}
+
 void SessionRegistry::RememberLost(const AgentKey& agent, const v1::SequenceGap& gap) {
-  const auto path =
-      options_.data_dir / "agents" / absl::StrFormat("%s-%016x.lost", agent.hostname, agent.epoch);
-  std::ofstream(path, std::ios::app) << gap.first() << " " << gap.last() << "\n";
+  (void)AppendSequences(agent, "lost", gap.first(), gap.last());
   for (auto& [name, session] : sessions_) {
     if (!session->running()) continue;
     for (const auto& a : session->info.agents()) {
@@ -341,12 +350,7 @@ absl::Status SessionRegistry::Store(const Agent& agent, const v1::AgentMessage& 
 // A message acked but not stored (it fits no session) is still held: a restarted collector must
 // not ask for it again, so its number is written down like a session file's would be.
 absl::Status SessionRegistry::RememberDropped(const AgentKey& agent, uint64_t seq) {
-  const auto path = options_.data_dir / "agents" /
-                    absl::StrFormat("%s-%016x.dropped", agent.hostname, agent.epoch);
-  std::ofstream out(path, std::ios::app);
-  out << seq << " " << seq << "\n";
-  if (!out.flush()) return absl::UnavailableError(absl::StrCat("cannot write ", path.string()));
-  return absl::OkStatus();
+  return AppendSequences(agent, "dropped", seq, seq);
 }
 
 // Drops impossible records from *batch, writes it, then feeds the live join and watch.

@@ -86,6 +86,8 @@ class SessionRegistry {
   absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
   void RememberLost(const AgentKey& agent, const v1::SequenceGap& gap);
   absl::Status RememberDropped(const AgentKey& agent, uint64_t seq);
+  absl::Status AppendSequences(const AgentKey& agent, const char* kind, uint64_t first,
+                               uint64_t last);
   const Agent* ConnectedHost(const std::string& hostname) const;
 
   RegistryOptions options_;
