@@ -78,13 +78,13 @@ static __always_inline struct ntprof_record *host_same_command(struct request *r
 }
 
 /* Start tracking a sampled request: identity fields are the caller's, block fields are set here.
+ * The caller has called host_same_command(rq) first (a stale entry is counted, then replaced).
  * Returns the in-flight entry or NULL when the table is full (counted). */
 static __always_inline struct ntprof_record *host_track_request(struct request *rq,
 								struct ntprof_record *init)
 {
 	__u64 key = (__u64)rq;
 
-	host_same_command(rq); /* a stale entry of an earlier command is counted and dropped */
 	init->role = NTPROF_ROLE_HOST;
 	init->stack = NTPROF_STACK_KERNEL;
 	init->bytes = BPF_CORE_READ(rq, __data_len);

@@ -97,6 +97,7 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 		.transport = NTPROF_HOST_TRANSPORT,
 	};
 	init.stamps[NTPROF_H1_DRIVER_SUBMIT] = bpf_ktime_get_ns();
+	host_same_command(rq); /* a retry is stamped afresh; a stale earlier command is counted */
 	rec = host_track_request(rq, &init);
 	if (!rec)
 		return 0;
