@@ -3,6 +3,12 @@
 #
 # vmlinux.h is generated once per build from the build machine's BTF (/sys/kernel/btf/vmlinux, or
 # NTPROF_BTF). Programs use CO-RE, so the types only have to exist, not to match the target kernel.
+#
+# Skeletons are made in several directories (bpf/, tests/) but vmlinux.h is the output of a custom
+# command in this file's directory, and the Makefile generators only know how to build a custom
+# command's output inside its own directory: naming vmlinux.h in another directory's DEPENDS fails
+# with "No rule to make target". So every skeleton target depends on the one target that makes it
+# (ntprof_vmlinux_h), and clang's depfile tells both generators when vmlinux.h or any header changed.
 find_program(BPF_CLANG NAMES clang clang-14 REQUIRED)
 find_program(BPFTOOL NAMES bpftool PATHS /usr/sbin REQUIRED)
 
@@ -31,14 +37,14 @@ function(ntprof_bpf_skeleton NAME SOURCE)
   set(skel ${NTPROF_BPF_GEN_DIR}/${NAME}.skel.h)
   get_filename_component(src ${SOURCE} ABSOLUTE)
   get_filename_component(srcdir ${src} DIRECTORY)
-  file(GLOB headers ${srcdir}/*.h)
   add_custom_command(
     OUTPUT ${obj}
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3
             -I${NTPROF_BPF_GEN_DIR}/vmlinux -I${srcdir} -I${CMAKE_SOURCE_DIR}/bpf
             ${NTPROF_BPF_SYSTEM_INCLUDES}
-            -c ${src} -o ${obj}
-    DEPENDS ${src} ${headers} ${NTPROF_VMLINUX_H}
+            -MD -MF ${obj}.d -c ${src} -o ${obj}
+    DEPENDS ${src}
+    DEPFILE ${obj}.d
     COMMENT "BPF ${NAME}.bpf.c"
     VERBATIM)
   add_custom_command(
@@ -49,6 +55,7 @@ function(ntprof_bpf_skeleton NAME SOURCE)
     COMMENT "BPF skeleton ${NAME}.skel.h"
     VERBATIM)
   add_custom_target(ntprof_bpf_${NAME}_gen DEPENDS ${skel})
+  add_dependencies(ntprof_bpf_${NAME}_gen ntprof_vmlinux_h)
   add_library(ntprof_bpf_${NAME} INTERFACE)
   add_dependencies(ntprof_bpf_${NAME} ntprof_bpf_${NAME}_gen)
   target_include_directories(ntprof_bpf_${NAME} INTERFACE ${NTPROF_BPF_GEN_DIR} ${srcdir}
