@@ -14,6 +14,9 @@ packages=(
   libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
   # USDT (probe contract) and tests
   systemtap-sdt-dev catch2 libclang-rt-14-dev
+  # promtool, which checks the collector's /metrics exposition; Debian ships it only in the
+  # prometheus package (whose server the tests never start)
+  prometheus
   # test bed: image build and VMs
   debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
   # tools the tests drive on this machine

@@ -13,12 +13,14 @@ namespace {
 constexpr std::array<double, 16> kBounds = {1e-6,   2e-6, 5e-6, 10e-6, 20e-6, 50e-6, 100e-6, 200e-6,
                                             500e-6, 1e-3, 2e-3, 5e-3,  10e-3, 50e-3, 200e-3, 1.0};
 
-struct CounterInfo {
+// Every family gets HELP and TYPE lines: `promtool check metrics` (and the linters of most
+// scrapers) reject a family without HELP.
+struct MetricInfo {
   const char* name;
   const char* help;
 };
 
-constexpr std::array<CounterInfo, static_cast<size_t>(Counter::kCount)> kCounterInfo = {{
+constexpr std::array<MetricInfo, static_cast<size_t>(Counter::kCount)> kCounterInfo = {{
     {"ntprof_collector_batches_total", "Record batches stored"},
     {"ntprof_collector_records_total", "Records stored"},
     {"ntprof_collector_duplicate_messages_total",
@@ -36,6 +38,18 @@ constexpr std::array<CounterInfo, static_cast<size_t>(Counter::kCount)> kCounter
     {"ntprof_collector_join_target_only_total", "Live join: target halves left unmatched"},
     {"ntprof_collector_store_errors_total", "Batches that could not be written to disk"},
 }};
+
+constexpr std::array<MetricInfo, static_cast<size_t>(Gauge::kCount)> kGaugeInfo = {{
+    {"ntprof_collector_sessions_running", "Sessions currently recording"},
+    {"ntprof_collector_agents_connected", "Agents with an open record stream"},
+    {"ntprof_collector_join_pending", "Record halves the live join holds for their other half"},
+    {"ntprof_collector_watch_clients", "Clients currently watching"},
+}};
+
+void AppendFamilyHeader(std::string* out, const MetricInfo& info, const char* type) {
+  absl::StrAppend(out, "# HELP ", info.name, " ", info.help, "\n# TYPE ", info.name, " ", type,
+                  "\n");
+}
 
 }  // namespace
 
@@ -63,31 +77,30 @@ void CollectorMetrics::ObserveCommand(const v1::Record* host, const v1::Record* 
   }
 }
 
-void CollectorMetrics::SetGauge(const std::string& name, double value) {
+void CollectorMetrics::SetGauge(Gauge gauge, double value) {
   std::lock_guard lock(mu_);
-  gauges_[name] = value;
+  gauges_[static_cast<size_t>(gauge)] = value;
 }
 
 std::string CollectorMetrics::RenderPrometheus() const {
   std::string out;
   for (size_t i = 0; i < kCounterInfo.size(); ++i) {
-    absl::StrAppend(&out, "# HELP ", kCounterInfo[i].name, " ", kCounterInfo[i].help, "\n# TYPE ",
-                    kCounterInfo[i].name, " counter\n", kCounterInfo[i].name, " ",
-                    counters_[i].load(std::memory_order_relaxed), "\n");
+    AppendFamilyHeader(&out, kCounterInfo[i], "counter");
+    absl::StrAppend(&out, kCounterInfo[i].name, " ", counters_[i].load(std::memory_order_relaxed),
+                    "\n");
   }
   std::lock_guard lock(mu_);
-  absl::StrAppend(&out,
-                  "# HELP ntprof_agent_lost_records_total Records agents lost, per cause\n"
-                  "# TYPE ntprof_agent_lost_records_total counter\n");
+  AppendFamilyHeader(&out, {"ntprof_agent_lost_records_total", "Records agents lost, per cause"},
+                     "counter");
   ForEachLoss(losses_, [&](const std::string& cause, uint64_t value) {
     absl::StrAppend(&out, "ntprof_agent_lost_records_total{cause=\"", cause, "\"} ", value, "\n");
   });
-  for (const auto& [name, value] : gauges_) {
-    absl::StrAppend(&out, "# TYPE ", name, " gauge\n", name, " ", value, "\n");
+  for (size_t i = 0; i < kGaugeInfo.size(); ++i) {
+    AppendFamilyHeader(&out, kGaugeInfo[i], "gauge");
+    absl::StrAppend(&out, kGaugeInfo[i].name, " ", gauges_[i], "\n");
   }
-  absl::StrAppend(&out,
-                  "# HELP ntprof_stage_latency_seconds Sampled command time per stage\n"
-                  "# TYPE ntprof_stage_latency_seconds histogram\n");
+  AppendFamilyHeader(&out, {"ntprof_stage_latency_seconds", "Sampled command time per stage"},
+                     "histogram");
   for (const auto& [key, h] : stages_) {
     const auto& [stage, op, role] = key;
     const std::string labels =

@@ -31,6 +31,15 @@ enum class Counter {
   kCount,
 };
 
+// Levels the registry sets on every tick (always rendered, 0 until the first tick).
+enum class Gauge {
+  kSessionsRunning,
+  kAgentsConnected,
+  kJoinPending,  // halves waiting for their other half
+  kWatchClients,
+  kCount,
+};
+
 class CollectorMetrics {
  public:
   void Add(Counter counter, uint64_t n = 1) {
@@ -44,7 +53,7 @@ class CollectorMetrics {
   // One outcome of a live join (or one half of a single-side session).
   void ObserveCommand(const v1::Record* host, const v1::Record* target);
 
-  void SetGauge(const std::string& name, double value);
+  void SetGauge(Gauge gauge, double value);
   std::string RenderPrometheus() const;
 
  private:
@@ -60,7 +69,7 @@ class CollectorMetrics {
   std::map<std::tuple<std::string, std::string, std::string>, Histogram>
       stages_;  // stage, op, role
   v1::LossCounters losses_;
-  std::map<std::string, double> gauges_;
+  std::array<double, static_cast<size_t>(Gauge::kCount)> gauges_{};
 };
 
 

@@ -579,10 +579,10 @@ void SessionRegistry::Tick() {
     ++running;
   }
   metrics_->Add(Counter::kWatchUpdatesDropped, watch_.Tick(now));
-  metrics_->SetGauge("ntprof_collector_sessions_running", static_cast<double>(running));
-  metrics_->SetGauge("ntprof_collector_agents_connected", static_cast<double>(agents_.size()));
-  metrics_->SetGauge("ntprof_collector_join_pending", static_cast<double>(pending));
-  metrics_->SetGauge("ntprof_collector_watch_clients", static_cast<double>(watch_.clients()));
+  metrics_->SetGauge(Gauge::kSessionsRunning, static_cast<double>(running));
+  metrics_->SetGauge(Gauge::kAgentsConnected, static_cast<double>(agents_.size()));
+  metrics_->SetGauge(Gauge::kJoinPending, static_cast<double>(pending));
+  metrics_->SetGauge(Gauge::kWatchClients, static_cast<double>(watch_.clients()));
 }
 
 }  // namespace ntprof::collector
