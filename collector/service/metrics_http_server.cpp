@@ -10,15 +10,50 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstring>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "spdlog/spdlog.h"
 
 namespace ntprof::collector {
 namespace {
+
+// How long one response may take to leave, however slowly the client reads.
+constexpr std::chrono::seconds kResponseTime{10};
+
+// A TLS client opens with a handshake record (content type 22). Anything else on the TLS port is
+// a client speaking plaintext, most likely http:// where https:// was meant.
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
+
+std::string Render(const HttpResponse& response) {
+  return absl::StrCat("HTTP/1.0 ", response.status, "\r\nContent-Type: ", response.type,
+                      "\r\nContent-Length: ", response.body.size(), "\r\nConnection: close\r\n\r\n",
+                      response.body);
+}
+
+// The value of the Host header of a request head, or "" without one.
+std::string HostHeader(const std::string& head) {
+  for (absl::string_view line : absl::StrSplit(head, "\r\n")) {
+    const size_t colon = line.find(':');
+    if (colon != absl::string_view::npos && absl::EqualsIgnoreCase(line.substr(0, colon), "host")) {
+      return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+    }
+  }
+  return "";
+}
+
+// Answered in plaintext, so that curl or a browser shows why instead of a reset connection.
+HttpResponse TlsRequired(const std::string& head) {
+  const std::string host = HostHeader(head);
+  return {"400 Bad Request",
+          absl::StrCat("this metrics endpoint speaks TLS: use https://",
+                       host.empty() ? "HOST:PORT" : host, "/metrics instead of http://\n")};
+}
 
 absl::Status Errno(const std::string& what) {
   return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
@@ -105,6 +140,12 @@ void MetricsHttpServer::Stop() {
 }
 
 void MetricsHttpServer::Serve() {
+  // A client that closes early must not kill the process: SSL_write reaches write(2), which
+  // raises SIGPIPE (plaintext uses MSG_NOSIGNAL). Blocked here, it stays pending on this thread.
+  sigset_t pipe_signal;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
   while (true) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_pipe_[0], POLLIN, 0}};
     if (poll(fds, 2, -1) < 0 && errno != EINTR) return;
@@ -122,46 +163,44 @@ void MetricsHttpServer::Serve() {
 
 void MetricsHttpServer::Handle(int fd) {
   SSL* ssl = nullptr;
+  bool plaintext_on_tls_port = false;
   if (ssl_ctx_) {
-    ssl = SSL_new(ssl_ctx_);
-    SSL_set_fd(ssl, fd);
-    if (SSL_accept(ssl) != 1) {
-      SSL_free(ssl);
-      return;
+    unsigned char first = 0;
+    if (recv(fd, &first, 1, MSG_PEEK) != 1) return;
+    plaintext_on_tls_port = first != kTlsHandshakeRecord;
+    if (!plaintext_on_tls_port) {
+      ssl = SSL_new(ssl_ctx_);
+      SSL_set_fd(ssl, fd);
+      if (SSL_accept(ssl) != 1) {
+        SSL_free(ssl);
+        return;
+      }
     }
   }
-  auto read_some = [&](char* buf, int n) { return ssl ? SSL_read(ssl, buf, n) : read(fd, buf, n); };
-  auto write_all = [&](const std::string& s) {
-    size_t done = 0;
-    while (done < s.size()) {
-      const int n = ssl ? SSL_write(ssl, s.data() + done, static_cast<int>(s.size() - done))
-                        : static_cast<int>(write(fd, s.data() + done, s.size() - done));
-      if (n <= 0) return;
-      done += static_cast<size_t>(n);
-    }
-  };
-  std::string request;
-  char buf[1024];
-  while (request.find("\r\n\r\n") == std::string::npos && request.size() < 8192) {
-    const int n = read_some(buf, sizeof(buf));
-    if (n <= 0) break;
-    request.append(buf, static_cast<size_t>(n));
+  HttpConnection connection(fd, ssl);
+  std::string head;
+  const HttpConnection::HeadResult read = connection.ReadHead(&head);
+  const HttpResponse response = plaintext_on_tls_port ? TlsRequired(head) : Answer(read, head);
+  connection.WriteAll(Render(response), std::chrono::steady_clock::now() + kResponseTime);
+  connection.Finish();
+}
+
+HttpResponse MetricsHttpServer::Answer(HttpConnection::HeadResult read,
+                                       const std::string& head) const {
+  switch (read) {
+    case HttpConnection::HeadResult::kTooLarge:
+      return {
+          "431 Request Header Fields Too Large",
+          absl::StrCat("request header larger than ", HttpConnection::kMaxHeadBytes, " bytes\n")};
+    case HttpConnection::HeadResult::kIncomplete:
+      return {"400 Bad Request", "incomplete request: no blank line after the headers\n"};
+    case HttpConnection::HeadResult::kComplete:
+      break;
   }
-  std::string status = "404 Not Found", type = "text/plain", body = "try GET /metrics\n";
-  if (absl::StartsWith(request, "GET /metrics ") || absl::StartsWith(request, "GET /metrics?")) {
-    status = "200 OK";
-    type = "text/plain; version=0.0.4";
-    body = body_();
-  } else if (request.find("\r\n\r\n") == std::string::npos) {
-    status = "400 Bad Request";
-    body = "bad request\n";
+  if (absl::StartsWith(head, "GET /metrics ") || absl::StartsWith(head, "GET /metrics?")) {
+    return {"200 OK", body_(), "text/plain; version=0.0.4"};
   }
-  write_all(absl::StrCat("HTTP/1.0 ", status, "\r\nContent-Type: ", type, "\r\nContent-Length: ",
-                         body.size(), "\r\nConnection: close\r\n\r\n", body));
-  if (ssl) {
-    SSL_shutdown(ssl);
-    SSL_free(ssl);
-  }
+  return {"404 Not Found", "try GET /metrics\n"};
 }
 
 }  // namespace ntprof::collector

@@ -1,6 +1,8 @@
 // A small HTTP/1.0 server for Prometheus: GET /metrics returns the text exposition format. One
-// connection at a time with short timeouts (a scrape is tiny and rare; a client that stalls is
-// dropped after two seconds). Speaks TLS when given a certificate, like every TCP listener.
+// connection at a time with short timeouts (a scrape is tiny and rare): a client that stalls while
+// sending its request is dropped after two seconds, a response gets ten to leave, a request head
+// over 8 KiB is answered 431. Speaks TLS when given a certificate, like every TCP listener; a
+// plaintext request there is answered 400 with a hint to use https://.
 #pragma once
 
 #include <atomic>
@@ -9,11 +11,18 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "http_connection.h"
 #include "listen_security.h"
 
 typedef struct ssl_ctx_st SSL_CTX;
 
 namespace ntprof::collector {
+
+struct HttpResponse {
+  std::string status;  // "200 OK"
+  std::string body;
+  std::string type = "text/plain";
+};
 
 class MetricsHttpServer {
  public:
@@ -33,6 +42,7 @@ class MetricsHttpServer {
  private:
   void Serve();
   void Handle(int fd);
+  HttpResponse Answer(HttpConnection::HeadResult read, const std::string& head) const;
 
   Body body_;
   int listen_fd_ = -1;

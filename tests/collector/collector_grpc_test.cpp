@@ -20,6 +20,7 @@
 #include "report_text.h"
 #include "synthetic_agent.h"
 #include "temp_dir.h"
+#include "test_certificates.h"
 
 using namespace ntprof;
 using namespace ntprof::collector;
@@ -354,24 +355,7 @@ TEST_CASE("grpc_plaintext_is_refused_on_a_non_local_address") {
 
 TEST_CASE("grpc_mutual_tls_accepts_signed_agents_and_refuses_others") {
   TempDir dir;
-  // A CA, a server certificate for localhost, a client certificate it signed, and one it did not.
-  const std::string script = R"SH(
-set -e
-cd ")SH" + dir.path().string() +
-                             R"SH("
-key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:prime256v1 -out "$1" 2>/dev/null; }
-key ca.key; key server.key; key client.key; key rogue.key
-openssl req -x509 -new -key ca.key -out ca.pem -days 2 -subj /CN=ntprof-test-ca
-openssl req -new -key server.key -out server.csr -subj /CN=localhost
-printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > san.ext
-openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 2 -extfile san.ext 2>/dev/null
-openssl req -new -key client.key -out client.csr -subj /CN=host1
-openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 2 2>/dev/null
-openssl req -x509 -new -key rogue.key -out rogue.pem -days 2 -subj /CN=rogue
-)SH";
-  std::ofstream(dir.File("make-certs.sh")) << script;
-  REQUIRE(std::system(("bash " + dir.File("make-certs.sh")).c_str()) == 0);
-  REQUIRE(std::filesystem::exists(dir.File("client.pem")));
+  MakeTestCertificates(dir);
 
   ServerOptions options;
   options.listen = {"localhost:0"};
