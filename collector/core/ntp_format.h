@@ -14,6 +14,9 @@ namespace ntprof::ntp {
 
 inline constexpr std::string_view kMagic{"\x89NTPROF\n", 8};
 inline constexpr uint32_t kFormatVersion = 1;
+// The format changes a few times in ntprof's life, not thousands: a version beyond this is not a
+// newer ntprof's file but whatever bytes follow the magic of a corrupt one.
+inline constexpr uint32_t kNewestPlausibleFormatVersion = kFormatVersion + 1000;
 inline constexpr uint32_t kPreambleBytes = 8 + 4 + 4 + 4;
 inline constexpr uint32_t kFrameHeaderBytes = 4 + 4 + 4;
 // Larger frames are refused: a corrupt length must not make the reader allocate gigabytes.

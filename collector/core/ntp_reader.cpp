@@ -44,6 +44,11 @@ absl::Status NtpReader::ReadHeader() {
     return Problem("truncated inside the file header");
   }
   uint32_t version = ntp::GetU32(pre + 8);
+  if (version > ntp::kNewestPlausibleFormatVersion) {
+    return Problem(absl::StrCat("corrupt file header (format version ", version,
+                                " is no ntprof version; this ntprof reads version ",
+                                ntp::kFormatVersion, ")"));
+  }
   if (version > ntp::kFormatVersion) {
     return Problem(absl::StrCat("format version ", version, " is newer than this ntprof reads (",
                                 ntp::kFormatVersion, "); upgrade ntprof"));

@@ -81,6 +81,19 @@ TEST_CASE("ntp_reader_refuses_bad_files_with_a_message_naming_the_problem", "[nt
     WriteAll(bad, newer);
     CHECK_THAT(OpenError(bad), Catch::Contains("newer than this ntprof reads"));
   }
+  SECTION("garbage after the magic is corrupt, not a newer version") {
+    std::string garbage = bytes;
+    ntp::PutU32(garbage.data() + 8, 0x7dbc02b0u);  // 2109473456, as reported from the field
+    WriteAll(bad, garbage);
+    CHECK_THAT(OpenError(bad), Catch::Contains("corrupt file header") &&
+                                   Catch::Contains("2109473456") && !Catch::Contains("upgrade"));
+  }
+  SECTION("the newest plausible version still asks for an upgrade") {
+    std::string newer = bytes;
+    ntp::PutU32(newer.data() + 8, ntp::kNewestPlausibleFormatVersion);
+    WriteAll(bad, newer);
+    CHECK_THAT(OpenError(bad), Catch::Contains("upgrade ntprof"));
+  }
   SECTION("truncated in the header") {
     WriteAll(bad, bytes.substr(0, 30));
     CHECK_THAT(OpenError(bad), Catch::Contains("truncated inside the file header"));
