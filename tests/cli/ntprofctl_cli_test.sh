@@ -48,6 +48,11 @@ printf '\x63' | dd of="$dir/newer.ntp" bs=1 seek=8 conv=notrunc status=none
 run report "$dir/newer.ntp"
 check "newer format version" bad_input "newer than this ntprof reads"
 
+{ printf '\x89NTPROF\n'; echo "garbage garbage garbage"; } > "$dir/magic-then-garbage.ntp"
+run report "$dir/magic-then-garbage.ntp"
+check "garbage after the magic: corrupt" bad_input "corrupt file header"
+check "garbage after the magic: no upgrade advice" eval '[[ "$err" != *upgrade* ]]'
+
 run report "$dir/base/host.ntp" "$dir/rate100/target.ntp"
 check "different sample rates" bad_input "same -s"
 
@@ -58,6 +63,10 @@ run report --no-such-flag "$dir/base"
 check "unknown flag: exit 2" [ "$rc" = 2 ]
 check "unknown flag: usage on stderr" grep -q "Usage:" <<<"$err"
 check "unknown flag: nothing on stdout" [ -z "$out" ]
+
+run bogus
+check "unknown verb: one line naming it and the verbs" \
+  bad_input "unknown command 'bogus'; the commands are report, compare, start, stop, status, watch"
 
 run
 check "no verb: exit 2" [ "$rc" = 2 ]
