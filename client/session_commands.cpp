@@ -1,12 +1,17 @@
 #include "session_commands.h"
 
+#include <chrono>
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "agent_answers.h"
 #include "collector_target.h"
 #include "exit_codes.h"
 #include "ntprof/v1/collector.grpc.pb.h"
+#include "session_lookup.h"
+#include "whole_number.h"
 
 namespace ntprof::cli {
 namespace {
@@ -18,6 +23,7 @@ struct StartArgs {
   std::vector<std::string> hosts, targets, subsystems, devices;
   uint32_t duration_s = 0;
   uint64_t salt = 0;
+  uint32_t wait_s = 10;  // for the agents' answers: attaching the BPF programs takes a moment
 };
 
 struct NameArgs {
@@ -36,9 +42,13 @@ void PrintSession(const v1::SessionInfo& s) {
   if (s.duration_s() != 0) std::cout << ", " << s.duration_s() << " s";
   std::cout << "\n";
   for (const auto& a : s.agents()) {
-    std::cout << absl::StrFormat("  %-24s %-6s %-12s %d records in %d batches\n", a.hostname(),
-                                 RoleName(a.role()), a.connected() ? "connected" : "disconnected",
-                                 a.records(), a.batches());
+    std::cout << absl::StrFormat("  %-24s %-6s %-12s ", a.hostname(), RoleName(a.role()),
+                                 a.connected() ? "connected" : "disconnected");
+    if (a.refusal().empty()) {
+      std::cout << absl::StrFormat("%d records in %d batches\n", a.records(), a.batches());
+    } else {
+      std::cout << "refused: " << a.refusal() << "\n";
+    }
   }
   std::cout << absl::StrFormat("  live join: %d matched, %d host only, %d target only\n",
                                s.matched(), s.host_only(), s.target_only());
@@ -59,13 +69,38 @@ int RunStart(const StartArgs& args) {
     v1::SessionInfo info;
     const grpc::Status status = stub.StartSession(UnaryContext().get(), request, &info);
     if (!status.ok()) return RpcFailure("start", target, status);
+    info = AwaitAgentAnswers(stub, info, std::chrono::seconds(args.wait_s));
     PrintSession(info);
+    if (const auto refusals = Refusals(info); !refusals.empty()) {
+      std::cerr << absl::StrFormat(
+          "ntprofctl start: %d of %d agent(s) refused session '%s': %s%s\n", refusals.size(),
+          info.agents_size(), info.name(), absl::StrJoin(refusals, "; "),
+          info.state() == v1::SESSION_STOPPED ? " (nothing records it: the session is stopped)"
+                                              : "");
+      return kFailed;
+    }
+    if (const auto waiting = Unanswered(info); !waiting.empty() && args.wait_s > 0) {
+      std::cerr << "ntprofctl start: no answer within " << args.wait_s << " s from "
+                << absl::StrJoin(waiting, ", ") << "; `ntprofctl status " << info.name()
+                << "` shows whether they record\n";
+    }
     return kOk;
   });
 }
 
 int RunStop(const NameArgs& args) {
   return WithCollector<v1::Collector>("stop", args.collector, [&](auto& stub, auto& target) {
+    std::optional<v1::SessionInfo> before;
+    if (const grpc::Status status = FindSession(stub, args.name, &before); !status.ok()) {
+      return RpcFailure("stop", target, status);
+    }
+    if (before && before->state() == v1::SESSION_STOPPED) {
+      // What the caller wants holds: `stop NAME && report NAME` works after a --duration ended it.
+      std::cerr << "ntprofctl stop: session '" << args.name
+                << "' was already stopped; nothing changed\n";
+      PrintSession(*before);
+      return kOk;
+    }
     v1::StopSessionRequest request;
     request.set_name(args.name);
     v1::SessionInfo info;
@@ -116,19 +151,29 @@ Examples:
   ntprofctl start base -s 100
   ntprofctl start slow-drive -s 10 --hosts web1,web2 --targets array1 -d 60
 
-Exit status: 0 started, 1 collector unreachable, 2 bad name, a name already used, or an agent
-that is not connected (the message lists the connected ones).)HELP");
+Then waits (--wait) for every agent to answer: it records, or it refuses (already recording
+another session, a required hook missing). A refused session records on the other agents; when
+all refused, it is stopped. `ntprofctl status NAME` shows each agent's answer.
+
+Exit status: 0 started (agents that did not answer within --wait are named on stderr),
+1 collector unreachable, or an agent refused (the message names each and why), 2 bad name, a name
+already used, or an agent that is not connected (the message lists the connected ones).)HELP");
   cmd->add_option("name", start->name, "Session name: letters, digits, . _ -")->required();
   cmd->add_option("-s,--sample", start->sample_rate, "Sample one command in N")
       ->required()
-      ->check(CLI::Range(1u, 1u << 30));
+      ->check(WholeNumber<uint32_t>(1, 1u << 30));
   cmd->add_option("--hosts", start->hosts, "Host agents (hostnames); default all")->delimiter(',');
   cmd->add_option("--targets", start->targets, "Target agents (hostnames); default all")
       ->delimiter(',');
   cmd->add_option("--subsystems", start->subsystems, "Only these subsystem NQNs")->delimiter(',');
   cmd->add_option("--devices", start->devices, "Only these block devices")->delimiter(',');
-  cmd->add_option("-d,--duration", start->duration_s, "Stop after SECONDS (default: at `stop`)");
-  cmd->add_option("--salt", start->salt, "Sampling salt (default: chosen by the collector)");
+  cmd->add_option("-d,--duration", start->duration_s, "Stop after SECONDS (default: at `stop`)")
+      ->check(WholeNumber<uint32_t>());
+  cmd->add_option("--salt", start->salt, "Sampling salt (default: chosen by the collector)")
+      ->check(WholeNumber<uint64_t>());
+  cmd->add_option("--wait", start->wait_s, "Wait SECONDS for every agent to answer (0: do not)")
+      ->check(WholeNumber<uint32_t>(0, 3600))
+      ->capture_default_str();
   AddCollectorFlags(cmd, &start->collector);
   cmd->callback([start, exit_code] { *exit_code = RunStart(*start); });
 
@@ -136,10 +181,14 @@ that is not connected (the message lists the connected ones).)HELP");
   cmd = app.add_subcommand("stop", "Stop a recording session");
   cmd->footer(R"HELP(
 Stops session NAME on its agents. Its records stay on the collector for report, compare and export.
+A session already stopped (by an earlier stop, or its --duration) stays as it is; stop says so.
 
 Examples:
   ntprofctl stop base && ntprofctl report base
-  ntprofctl stop base --collector unix:///run/ntprof/collector.sock)HELP");
+  ntprofctl stop base --collector unix:///run/ntprof/collector.sock
+
+Exit status: 0 stopped, or already stopped (said on stderr: the session is as asked), 1 collector
+unreachable, 2 no session of that name.)HELP");
   cmd->add_option("name", stop->name, "Session name")->required();
   AddCollectorFlags(cmd, &stop->collector);
   cmd->callback([stop, exit_code] { *exit_code = RunStop(*stop); });

@@ -6,6 +6,7 @@
 
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "whole_number.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 
 namespace ntprof::cli {
@@ -98,6 +99,9 @@ targets. Filters keep commands seen by the named hosts / targets / subsystems, a
 starts with the given text. A terminal that reads too slowly loses its oldest intervals; the line
 says how many. Stops at Ctrl-C (or after --count intervals).
 
+Exit status: 0 after --count intervals, 1 collector unreachable, 2 no session NAME, or it
+is stopped (`ntprofctl report NAME` shows what it recorded).
+
 Examples:
   ntprofctl watch
   ntprofctl watch base --host web1 --group read
@@ -115,7 +119,8 @@ Examples:
   cmd->add_option("--interval", args->interval_s, "Seconds per line: 1 or 10")
       ->check(CLI::IsMember({1, 10}))
       ->default_str("1");
-  cmd->add_option("--count", args->count, "Stop after this many intervals");
+  cmd->add_option("--count", args->count, "Stop after this many intervals")
+      ->check(WholeNumber<int>(1));
   AddCollectorFlags(cmd, &args->collector);
   cmd->callback([args, exit_code] { *exit_code = RunWatch(*args); });
 }

@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <regex>
@@ -43,6 +44,11 @@ uint64_t RandomSalt() {
   std::random_device rd;
   const uint64_t salt = (uint64_t{rd()} << 32) | rd();
   return salt == 0 ? 1 : salt;
+}
+
+absl::Status NoSuchSession(const std::string& name) {
+  return absl::NotFoundError(
+      absl::StrCat("no session named '", name, "'; `ntprofctl status` lists the sessions"));
 }
 
 std::string StateName(v1::SessionState state) {
@@ -220,7 +226,8 @@ absl::StatusOr<v1::Welcome> SessionRegistry::AttachAgent(AgentChannel* channel,
   for (const auto& [name, session] : sessions_) {
     if (!session->running() || recording.count(name) != 0) continue;
     for (const auto& a : session->info.agents()) {
-      if (a.hostname() != hello.hostname()) continue;
+      // A refusal is the agent's answer for this session: asking again would only repeat it.
+      if (a.hostname() != hello.hostname() || !a.refusal().empty()) continue;
       v1::CollectorMessage start;
       v1::RecordingSettings* s = start.mutable_start()->mutable_settings();
       s->set_session(name);
@@ -321,14 +328,15 @@ absl::Status SessionRegistry::Store(const Agent& agent, const v1::AgentMessage& 
   if (message.has_opened()) {
     v1::FileHeader header = message.opened().header();
     header.set_hostname(agent.hello.hostname());  // the stream's identity wins
-    session.AgentEntry(agent.hello.hostname(), header.role());
+    v1::SessionAgent* entry = session.AgentEntry(agent.hello.hostname(), header.role());
+    if (!entry->opened()) {
+      entry->set_opened(true);
+      if (auto st = Persist(session); !st.ok()) spdlog::error("{}", st.ToString());
+    }
     return session.files->Open(agent.key, header, message.seq());
   }
   if (message.has_closed()) {
-    if (!message.closed().error().empty()) {
-      session.notes.push_back(
-          absl::StrCat(agent.hello.hostname(), " could not record: ", message.closed().error()));
-    }
+    if (!message.closed().error().empty()) RecordFailure(&session, agent, message.closed().error());
     if (!session.files->HasHeader(agent.key)) return RememberDropped(agent.key, message.seq());
     return session.files->Close(agent.key, message.closed().trailer(), message.seq());
   }
@@ -491,6 +499,7 @@ void SessionRegistry::StopLocked(Session* session) {
   v1::CollectorMessage stop;
   stop.mutable_stop()->set_session(session->info.name());
   for (const auto& a : session->info.agents()) {
+    if (!a.refusal().empty()) continue;  // it records nothing of this session
     for (const auto& [channel, agent] : agents_) {
       if (agent.hello.hostname() == a.hostname()) channel->Send(stop);
     }
@@ -498,13 +507,51 @@ void SessionRegistry::StopLocked(Session* session) {
   spdlog::info("session {} stopped", session->info.name());
 }
 
+// An agent that answers a start with an error before opening its recording refused the session:
+// its entry keeps why (persisted, shown by status and the report). The session goes on with the
+// agents that record; once every agent refused, nothing will ever arrive, so it stops rather than
+// show "running" forever.
+void SessionRegistry::RecordFailure(Session* session, const Agent& agent, const std::string& why) {
+  v1::SessionAgent* entry = session->AgentEntry(agent.hello.hostname(), agent.hello.role());
+  if (entry->opened()) {  // it recorded, then failed
+    session->notes.push_back(absl::StrCat(agent.hello.hostname(), " could not record: ", why));
+    return;
+  }
+  entry->set_refusal(why);
+  const bool all_refused =
+      std::all_of(session->info.agents().begin(), session->info.agents().end(),
+                  [](const v1::SessionAgent& a) { return !a.refusal().empty(); });
+  if (all_refused && session->running()) {
+    session->notes.push_back("every agent refused the session: nothing was recorded");
+    StopLocked(session);
+    return;
+  }
+  if (auto st = Persist(*session); !st.ok()) spdlog::error("{}", st.ToString());
+}
+
+absl::Status SessionRegistry::Watchable(const std::string& name) const {
+  if (name.empty()) return absl::OkStatus();
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(name);
+  if (it == sessions_.end()) {
+    metrics_->Add(Counter::kRequestsRejected);
+    return NoSuchSession(name);
+  }
+  if (!it->second->running()) {
+    metrics_->Add(Counter::kRequestsRejected);
+    return absl::FailedPreconditionError(
+        absl::StrCat("session '", name, "' is stopped: nothing more to watch; `ntprofctl report ",
+                     name, "` shows what it recorded"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::SessionInfo> SessionRegistry::StopSession(const std::string& name) {
   std::lock_guard lock(mu_);
   auto it = sessions_.find(name);
   if (it == sessions_.end()) {
     metrics_->Add(Counter::kRequestsRejected);
-    return absl::NotFoundError(
-        absl::StrCat("no session named '", name, "'; `ntprofctl status` lists the sessions"));
+    return NoSuchSession(name);
   }
   StopLocked(it->second.get());
   return InfoOf(*it->second);
@@ -555,11 +602,16 @@ absl::StatusOr<StoredSession> SessionRegistry::Stored(const std::string& name) c
   auto it = sessions_.find(name);
   if (it == sessions_.end()) {
     metrics_->Add(Counter::kRequestsRejected);
-    return absl::NotFoundError(
-        absl::StrCat("no session named '", name, "'; `ntprofctl status` lists the sessions"));
+    return NoSuchSession(name);
   }
-  return StoredSession{name, it->second->running(), it->second->files->Files(),
+  StoredSession stored{name, it->second->running(), it->second->files->Files(),
                        it->second->notes};
+  for (const auto& a : it->second->info.agents()) {
+    if (!a.refusal().empty()) {
+      stored.notes.push_back(absl::StrCat(a.hostname(), " refused to record: ", a.refusal()));
+    }
+  }
+  return stored;
 }
 
 void SessionRegistry::Tick() {

@@ -59,6 +59,8 @@ class SessionRegistry {
 
   absl::StatusOr<v1::SessionInfo> StartSession(const v1::StartSessionRequest& request);
   absl::StatusOr<v1::SessionInfo> StopSession(const std::string& name);
+  // OK when Watch may follow the session ("" = every running one): it exists and is running.
+  absl::Status Watchable(const std::string& name) const;
   v1::ListSessionsReply List() const;
   absl::StatusOr<StoredSession> Stored(const std::string& name) const;
 
@@ -82,6 +84,7 @@ class SessionRegistry {
   absl::Status Persist(const Session& session) const;
   v1::SessionInfo InfoOf(const Session& session) const;
   void StopLocked(Session* session);
+  void RecordFailure(Session* session, const Agent& agent, const std::string& why);
   absl::Status Store(const Agent& agent, const v1::AgentMessage& message);
   absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
   void RememberLost(const AgentKey& agent, const v1::SequenceGap& gap);

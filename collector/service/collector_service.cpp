@@ -3,6 +3,7 @@
 #include "agent_stream_reactor.h"
 #include "comparison.h"
 #include "export_reactor.h"
+#include "refused_stream.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "session_reports.h"
@@ -60,6 +61,10 @@ grpc::ServerUnaryReactor* CollectorService::ListSessions(grpc::CallbackServerCon
 
 grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
     grpc::CallbackServerContext*, const v1::WatchRequest* request) {
+  // Without this a mistyped name would be watched forever, printing empty intervals.
+  if (absl::Status st = registry_->Watchable(request->session()); !st.ok()) {
+    return new RefusedStream<v1::WatchUpdate>(ToGrpc(st));
+  }
   return new WatchReactor(&registry_->watch(), *request, registry_->Now());
 }
 
@@ -90,15 +95,7 @@ grpc::ServerUnaryReactor* CollectorService::Compare(grpc::CallbackServerContext*
 grpc::ServerWriteReactor<v1::ExportMessage>* CollectorService::Export(
     grpc::CallbackServerContext*, const v1::ExportRequest* request) {
   auto stored = registry_->Stored(request->session());
-  if (!stored.ok()) {
-    // A reactor that only finishes: the error reaches the client as the stream's status.
-    class Refusal final : public grpc::ServerWriteReactor<v1::ExportMessage> {
-     public:
-      explicit Refusal(grpc::Status status) { Finish(status); }
-      void OnDone() override { delete this; }
-    };
-    return new Refusal(ToGrpc(stored.status()));
-  }
+  if (!stored.ok()) return new RefusedStream<v1::ExportMessage>(ToGrpc(stored.status()));
   return new ExportReactor(std::move(*stored));
 }
 

@@ -115,6 +115,31 @@ struct Cluster {
   }
 };
 
+// What ntprofd answers a start it cannot take (daemon/service/recordings.cpp).
+v1::AgentMessage Refusal(const std::string& session, uint64_t seq) {
+  v1::AgentMessage m;
+  m.set_seq(seq);
+  m.mutable_closed()->set_session(session);
+  m.mutable_closed()->set_error(
+      "already recording session test; stop it first (one recording at a time per agent)");
+  return m;
+}
+
+v1::SessionInfo SessionNamed(const SessionRegistry& registry, const std::string& name) {
+  const v1::ListSessionsReply list = registry.List();
+  for (const auto& s : list.sessions()) {
+    if (s.name() == name) return s;
+  }
+  FAIL("no session " << name);
+  throw;
+}
+
+size_t StopsSent(const FakeChannel& channel, const std::string& session) {
+  return std::count_if(channel.sent.begin(), channel.sent.end(), [&](const auto& m) {
+    return m.has_stop() && m.stop().session() == session;
+  });
+}
+
 v1::AgentMessage Batch(const std::string& session, std::vector<v1::Record> records, uint64_t seq) {
   v1::AgentMessage m;
   m.set_seq(seq);
@@ -300,6 +325,69 @@ TEST_CASE("registry_refuses_a_clashing_session_name_without_touching_the_first")
   REQUIRE(list.sessions_size() == 1);
   CHECK(list.sessions(0).sample_rate() == 10);
   CHECK(c.AgentOf("host1").records() == 20);
+}
+
+TEST_CASE("registry_stops_a_session_every_agent_refused_and_keeps_why") {
+  Cluster c(20);
+  c.Start("test");
+  const uint64_t host_seq = c.Feed(&c.host, c.host_file);
+  c.Start("second");
+  REQUIRE(c.registry->Ingest(&c.host, Refusal("second", host_seq + 1)).ok());
+  CHECK(SessionNamed(*c.registry, "second").state() == v1::SESSION_RUNNING);  // target may take it
+  REQUIRE(c.registry->Ingest(&c.target, Refusal("second", 1)).ok());
+  const v1::SessionInfo second = SessionNamed(*c.registry, "second");
+  CHECK(second.state() == v1::SESSION_STOPPED);  // nothing will ever arrive: not "running" forever
+  REQUIRE(second.agents_size() == 2);
+  for (const auto& a : second.agents()) {
+    CHECK_THAT(a.refusal(), Catch::Contains("already recording session test"));
+    CHECK(!a.opened());
+  }
+  const std::vector<std::string> notes(second.notes().begin(), second.notes().end());
+  CHECK_THAT(notes, Catch::VectorContains(std::string(
+                        "every agent refused the session: nothing was recorded")));
+  CHECK(StopsSent(c.host, "second") == 0);  // they record nothing of it
+  auto stored = c.registry->Stored("second");  // what the session's report notes
+  REQUIRE(stored.ok());
+  CHECK_THAT(stored->notes, Catch::VectorContains(std::string(
+                                "host1 refused to record: already recording session test; stop it "
+                                "first (one recording at a time per agent)")));
+  CHECK(SessionNamed(*c.registry, "test").state() == v1::SESSION_RUNNING);
+  CHECK(SessionNamed(*c.registry, "test").agents(0).opened());
+}
+
+TEST_CASE("registry_keeps_recording_on_the_agents_that_took_the_session") {
+  Cluster c(20);
+  c.Start("test");
+  c.Feed(&c.host, c.host_file);
+  REQUIRE(c.registry->Ingest(&c.target, Refusal("test", 1)).ok());
+  CHECK(SessionNamed(*c.registry, "test").state() == v1::SESSION_RUNNING);
+  CHECK(c.AgentOf("host1").opened());
+  CHECK(c.AgentOf("host1").refusal().empty());
+  CHECK_THAT(c.AgentOf("target1").refusal(), Catch::Contains("already recording"));
+
+  c.Restart();  // the answers are part of the stored session
+  CHECK(c.AgentOf("host1").opened());
+  CHECK_THAT(c.AgentOf("target1").refusal(), Catch::Contains("already recording"));
+  // A reconnecting agent is asked again only for what it did not refuse.
+  FakeChannel target;
+  REQUIRE(c.registry->AttachAgent(&target, Hello("target1", v1::ROLE_TARGET), "test").ok());
+  CHECK(target.sent.size() == 1);  // the Welcome only
+  REQUIRE(c.registry->StopSession("test").ok());
+  CHECK(StopsSent(target, "test") == 0);
+}
+
+TEST_CASE("registry_lets_watch_follow_running_sessions_only") {
+  Cluster c(20);
+  c.Start("test");
+  CHECK(c.registry->Watchable("").ok());
+  CHECK(c.registry->Watchable("test").ok());
+  const absl::Status unknown = c.registry->Watchable("no-such-session");
+  CHECK(unknown.code() == absl::StatusCode::kNotFound);
+  CHECK_THAT(std::string(unknown.message()), Catch::Contains("no session named 'no-such-session'"));
+  REQUIRE(c.registry->StopSession("test").ok());
+  const absl::Status stopped = c.registry->Watchable("test");
+  CHECK(stopped.code() == absl::StatusCode::kFailedPrecondition);
+  CHECK_THAT(std::string(stopped.message()), Catch::Contains("ntprofctl report test"));
 }
 
 TEST_CASE("live_join_memory_is_bounded_when_a_side_never_arrives") {

@@ -40,7 +40,29 @@ grep -q "already exists" "$work/err" || fail "clashing name: message"
 for _ in $(seq 50); do grep -q sent "$work/host.log" && grep -q sent "$work/target.log" && break; sleep 0.2; done
 expect_status 0 "status" "$ctl" status test
 grep -q "host1 .*host .*connected .*100 records" "$work/out" || fail "status: $(cat "$work/out")"
+
+# Both agents are busy with test: they refuse a second session, and start must say so.
+expect_status 1 "start while the agents record another session" "$ctl" start second -s 10
+grep -q "2 of 2 agent(s) refused session 'second': host1: already recording session test" \
+  "$work/err" || fail "start refused: message: $(cat "$work/err")"
+grep -q "target1: already recording session test" "$work/err" || fail "start refused: target1"
+expect_status 0 "status of the refused session" "$ctl" status second
+grep -q "session second: stopped" "$work/out" || fail "refused session not stopped: $(cat "$work/out")"
+grep -q "target1 .*target .*connected .*refused: already recording session test" "$work/out" ||
+  fail "status: no refusal: $(cat "$work/out")"
+
+expect_status 2 "watch an unknown session" "$ctl" watch no-such-session --count 1
+grep -q "no session named 'no-such-session'" "$work/err" || fail "watch unknown: $(cat "$work/err")"
+[ -s "$work/out" ] && fail "watch unknown session printed intervals: $(head -3 "$work/out")"
+expect_status 2 "watch a stopped session" "$ctl" watch second --count 1
+grep -q "session 'second' is stopped" "$work/err" || fail "watch stopped: $(cat "$work/err")"
+
 expect_status 0 "stop" "$ctl" stop test
+grep -q "already stopped" "$work/err" && fail "stop of a running session says already stopped"
+expect_status 0 "stop again" "$ctl" stop test
+grep -q "ntprofctl stop: session 'test' was already stopped; nothing changed" "$work/err" ||
+  fail "stop again: message: $(cat "$work/err")"
+expect_status 2 "stop an unknown session" "$ctl" stop no-such-session
 
 "$ctl" report "$work/rec/base/host.ntp" "$work/rec/base/target.ntp" --detail >"$work/file.txt"
 expect_status 0 "report SESSION" "$ctl" report test --detail
@@ -63,6 +85,13 @@ expect_status 2 "report unknown session" "$ctl" report nosuch
 expect_status 0 "watch --count" "$ctl" watch --count 1 -o ndjson
 grep -q '"interval_s"' "$work/out" || fail "watch ndjson: $(cat "$work/out")"
 expect_status 2 "unknown flag" "$ctl" watch --bogus
+for salt in 18446744073709551616 -5; do
+  expect_status 2 "start --salt $salt" "$ctl" start salty -s 10 --salt "$salt"
+  grep -q -- "--salt: $salt is not a whole number from 0 to 18446744073709551615" "$work/err" ||
+    fail "start --salt $salt: message: $(tail -1 "$work/err")"
+done
+expect_status 2 "start -d -1" "$ctl" start salty -s 10 -d -1
+grep -q -- "--duration: -1 is not a whole number" "$work/err" || fail "start -d -1: $(tail -1 "$work/err")"
 expect_status 1 "collector not reachable" "$ctl" status --collector "unix:$work/none.sock"
 [ "$(wc -l <"$work/err")" = 1 ] || fail "unreachable: more than one line"
 grep -q "cannot reach the collector at unix:$work/none.sock" "$work/err" || fail "unreachable: message"

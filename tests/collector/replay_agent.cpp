@@ -1,14 +1,25 @@
 // replay_agent: a stand-in ntprofd for command-line tests. Connects to the collector as HOSTNAME
 // with ROLE, waits for StartRecording, then streams FILE.ntp (its header names the session) and
-// stays connected until killed.
+// stays connected until killed. Like ntprofd (one recording at a time), it answers every later
+// start of another session with a refusal (SessionClosed with an error).
 //   replay_agent COLLECTOR HOSTNAME host|target FILE.ntp
-#include <unistd.h>
-
 #include <iostream>
 
 #include "synthetic_agent.h"
 
 using namespace ntprof;
+
+namespace {
+
+v1::AgentMessage Refusal(const std::string& session, const std::string& recording) {
+  v1::AgentMessage m;
+  m.mutable_closed()->set_session(session);
+  m.mutable_closed()->set_error("already recording session " + recording +
+                                "; stop it first (one recording at a time per agent)");
+  return m;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 5) {
@@ -24,11 +35,21 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::cout << "connected" << std::endl;
-  if (!agent.WaitControl(1, std::chrono::minutes(5))) return 1;
-  agent.SpoolRecording(argv[4]);
-  agent.SendAll();
-  if (!agent.WaitAcked(agent.last_seq())) return 1;
-  std::cout << "sent" << std::endl;
-  pause();  // stays connected, like an agent
-  return 0;
+  std::string recording;
+  for (size_t handled = 0;; ++handled) {
+    while (!agent.WaitControl(handled + 1, std::chrono::minutes(5))) {
+    }
+    const v1::CollectorMessage control = agent.control()[handled];
+    if (!control.has_start()) continue;
+    const std::string& session = control.start().settings().session();
+    if (recording.empty()) {
+      recording = session;
+      agent.SpoolRecording(argv[4]);
+    } else if (session != recording) {
+      agent.Spool(Refusal(session, recording));
+    }
+    agent.SendAll();
+    if (!agent.WaitAcked(agent.last_seq())) return 1;
+    std::cout << (session == recording ? "sent" : "refused " + session) << std::endl;
+  }
 }
