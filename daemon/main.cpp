@@ -28,11 +28,7 @@ DESCRIPTION
     events are used, and how each attaches here, is what `ntprofd probe` prints.)"};
   app.footer(R"(
 COMMANDS
-    probe    which hooks this kernel offers and how each would attach
-    record   record one role into a .ntp file
-    serve    the long-lived agent: serves its socket, records what the collector asks
-
-    Run `ntprofd COMMAND --help` for its options, exit status and examples.
+    Run `ntprofd COMMAND --help` for the options, exit status and examples of a command above.
 
 EXIT STATUS
     0 success, 1 the work failed (the message says what and what to do), 2 bad flags.)");

@@ -8,6 +8,7 @@
 #include "exit_codes.h"
 #include "hook_plan.h"
 #include "kernel_facts.h"
+#include "manual_page.h"
 #include "spdk_cli.h"  // --spdk-target / --spdk-host (daemon/spdk/)
 
 namespace ntprof::daemon_cli {
@@ -62,7 +63,7 @@ void AddProbeCommand(CLI::App& app, int* exit_code) {
   auto spdk = std::make_shared<agent::spdk::SpdkCliArgs>();
   CLI::App* cmd = app.add_subcommand(
       "probe", "Show which hooks this kernel offers and how each one would attach");
-  cmd->description(R"(NAME
+  SetManualPage(cmd, R"(NAME
     ntprofd probe - which hooks this kernel offers, and how each attaches
 
 SYNOPSIS

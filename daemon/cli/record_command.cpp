@@ -8,8 +8,10 @@
 #include "exit_codes.h"
 #include "interval_summary.h"
 #include "kernel_facts.h"
+#include "manual_page.h"
 #include "recorder.h"
 #include "spdk_cli.h"  // --spdk-target / --spdk-host (daemon/spdk/)
+#include "whole_number.h"
 
 namespace ntprof::daemon_cli {
 namespace {
@@ -111,7 +113,7 @@ void AddRecordCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RecordArgs>();
   auto spdk = std::make_shared<agent::spdk::SpdkCliArgs>();
   CLI::App* cmd = app.add_subcommand("record", "Record sampled NVMe-oF commands into a .ntp file");
-  cmd->description(R"(NAME
+  SetManualPage(cmd, R"(NAME
     ntprofd record - record where the time of sampled NVMe-oF commands went, on one machine
 
 SYNOPSIS
@@ -142,9 +144,10 @@ DESCRIPTION
       ->capture_default_str();
   cmd->add_option("-s,--sample-rate", args->sample_rate, "Keep one command in N (1 = every command)")
       ->required()
-      ->check(CLI::Range(1u, 1000000000u));
+      ->check(cli::WholeNumber<uint32_t>(1, 1000000000));
   cmd->add_option("--salt", args->salt,
                   "Sampling salt: give host and target the same value (default 0)")
+      ->check(cli::WholeNumber<uint64_t>())
       ->capture_default_str();
   cmd->add_option("-d,--duration", args->duration, "Stop after SECONDS (default: until SIGINT)")
       ->check(CLI::PositiveNumber);

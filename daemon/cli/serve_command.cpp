@@ -6,9 +6,11 @@
 #include "collector_target.h"
 #include "exit_codes.h"
 #include "host_identity.h"
+#include "manual_page.h"
 #include "spdlog/spdlog.h"
 #include "stop_signals.h"
 #include "systemd_notify.h"
+#include "whole_number.h"
 
 namespace ntprof::daemon_cli {
 namespace {
@@ -83,7 +85,7 @@ int RunServe(ServeArgs a) {
 void AddServeCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand("serve", "Run as the long-lived agent of a collector");
-  cmd->description(R"(NAME
+  SetManualPage(cmd, R"(NAME
     ntprofd serve - the long-lived agent: records what its collector asks, serves ntprofctl
 
 SYNOPSIS
@@ -153,7 +155,7 @@ DESCRIPTION
   cmd->add_option("--collector-keepalive", args->collector.keepalive_s,
                   "SECONDS between pings on the collector link; a collector that does not answer "
                   "within as long is dropped and dialled again (a half-open link ends)")
-      ->check(CLI::Range(5, 3600))
+      ->check(cli::WholeNumber<int>(5, 3600))
       ->capture_default_str();
   cmd->add_flag("--no-collector", args->no_collector,
                 "Ignore $NTPROF_COLLECTOR and the config file: serve the socket only");
@@ -162,7 +164,7 @@ DESCRIPTION
       ->capture_default_str();
   cmd->add_option("--spool-max-bytes", args->spool_max_bytes,
                   "Spool size limit; beyond it the oldest messages are dropped and declared")
-      ->check(CLI::Range(uint64_t{64} << 10, uint64_t{1} << 40))
+      ->check(cli::WholeNumber<uint64_t>(uint64_t{64} << 10, uint64_t{1} << 40))
       ->capture_default_str();
   cmd->add_flag("--spool-no-fsync", args->spool_no_fsync,
                 "Do not fsync each spooled message (still safe against an agent crash, not "

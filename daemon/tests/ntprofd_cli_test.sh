@@ -10,10 +10,32 @@ check() {  # check NAME EXPECTED_EXIT CMD... ; stdout/stderr kept in $out/$err
 }
 check "help" 0 "$NTPROFD" --help
 echo "$out" | grep -q "SYNOPSIS" || { echo "FAIL help has no SYNOPSIS"; fail=1; }
+# The command list has one summary line per command, not each command's whole manual page.
+[ "$(echo "$out" | grep -c "SYNOPSIS")" = 1 ] || { echo "FAIL help repeats the commands' pages"; fail=1; }
+echo "$out" | grep -Eq "^ +record +Record sampled NVMe-oF commands into a .ntp file$" ||
+  { echo "FAIL help: no one-line summary of record"; fail=1; }
 check "probe help" 0 "$NTPROFD" probe --help
 echo "$out" | grep -q "EXIT STATUS" || { echo "FAIL probe help has no EXIT STATUS"; fail=1; }
 check "record help" 0 "$NTPROFD" record --help
 echo "$out" | grep -q -- "--sample-rate" || { echo "FAIL record help lacks --sample-rate"; fail=1; }
+echo "$out" | grep -q "ntprofd record - record where" || { echo "FAIL record help lacks its NAME"; fail=1; }
+check "unknown command" 2 "$NTPROFD" bogus
+echo "$err" | grep -q "unknown command 'bogus'; the commands are probe, record, serve" ||
+  { echo "FAIL unknown command: $err"; fail=1; }
+# Salts out of range are refused, not clamped or wrapped (-d: a run that wrongly starts ends).
+for salt in 18446744073709551616 -5 " 5" 5x; do
+  check "record --salt '$salt'" 2 "$NTPROFD" record --role host -s 1 --salt "$salt" -d 0.1 \
+    -o /tmp/ntprofd_cli_salt.$$
+  echo "$err" | grep -q -- "--salt: $salt is not a whole number from 0 to 18446744073709551615" ||
+    { echo "FAIL --salt '$salt': $err"; fail=1; }
+done
+rm -f /tmp/ntprofd_cli_salt.$$
+# The largest salt is taken: the parse then stops at the missing -s, not at --salt.
+check "record --salt 2^64-1" 2 "$NTPROFD" record --role host --salt 18446744073709551615 -o /tmp/x.ntp
+echo "$err" | grep -q -- "--salt:" && { echo "FAIL --salt 2^64-1 refused: $err"; fail=1; }
+check "serve negative --spool-max-bytes" 2 "$NTPROFD" serve --role host --spool-max-bytes -5
+echo "$err" | grep -q -- "--spool-max-bytes: -5 is not a whole number" ||
+  { echo "FAIL --spool-max-bytes -5: $err"; fail=1; }
 check "no command" 2 "$NTPROFD"
 check "unknown flag" 2 "$NTPROFD" --bogus
 echo "$err" | grep -q "Usage" || { echo "FAIL unknown flag: no usage on stderr"; fail=1; }

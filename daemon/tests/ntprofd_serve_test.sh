@@ -155,6 +155,16 @@ end_session filtered
 echo "session filtered (--subsystems of another subsystem): $done_ios I/Os done, ${got:-0} records reported"
 [ "$done_ios" -gt 0 ] && [ "${got:-0}" = 0 ] || fail "session filtered: ${got:-0} records kept, wanted 0"
 
+# ---- 1c. a second session while one records: the agent refuses it and start says so -----------
+begin_session busy || exit 1
+"$ctl" start clash -s 1 >"$work/clash.out" 2>"$work/clash.err"
+rc=$?
+[ "$rc" = 1 ] || fail "start while the agent records another session: exit $rc, wanted 1"
+grep -q "1 of 1 agent(s) refused session 'clash': agent1: already recording session busy" \
+  "$work/clash.err" || fail "start clash: message: $(cat "$work/clash.err")"
+"$ctl" status clash | grep -q "session clash: stopped" || fail "clash: $("$ctl" status clash)"
+end_session busy
+
 # ---- 2. the collector killed mid-session ---------------------------------------------------------
 begin_session two || exit 1
 before=$(ios)
