@@ -73,10 +73,10 @@ int RunStart(const StartArgs& args) {
     PrintSession(info);
     if (const auto refusals = Refusals(info); !refusals.empty()) {
       std::cerr << absl::StrFormat(
-          "ntprofctl start: %d of %d agent(s) refused session '%s': %s%s\n", refusals.size(),
-          info.agents_size(), info.name(), absl::StrJoin(refusals, "; "),
-          info.state() == v1::SESSION_STOPPED ? " (nothing records it: the session is stopped)"
-                                              : "");
+          "ntprofctl start: %d of %d agent(s) refused session '%s' (%s): %s\n", refusals.size(),
+          info.agents_size(), info.name(),
+          info.state() == v1::SESSION_STOPPED ? "so it is stopped" : "the others record it",
+          absl::StrJoin(refusals, "; "));
       return kFailed;
     }
     if (const auto waiting = Unanswered(info); !waiting.empty() && args.wait_s > 0) {

@@ -160,7 +160,7 @@ begin_session busy || exit 1
 "$ctl" start clash -s 1 >"$work/clash.out" 2>"$work/clash.err"
 rc=$?
 [ "$rc" = 1 ] || fail "start while the agent records another session: exit $rc, wanted 1"
-grep -q "1 of 1 agent(s) refused session 'clash': agent1: already recording session busy" \
+grep -q "1 of 1 agent(s) refused session 'clash' (so it is stopped): agent1: already recording session busy" \
   "$work/clash.err" || fail "start clash: message: $(cat "$work/clash.err")"
 "$ctl" status clash | grep -q "session clash: stopped" || fail "clash: $("$ctl" status clash)"
 end_session busy

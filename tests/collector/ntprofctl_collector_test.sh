@@ -43,7 +43,7 @@ grep -q "host1 .*host .*connected .*100 records" "$work/out" || fail "status: $(
 
 # Both agents are busy with test: they refuse a second session, and start must say so.
 expect_status 1 "start while the agents record another session" "$ctl" start second -s 10
-grep -q "2 of 2 agent(s) refused session 'second': host1: already recording session test" \
+grep -q "2 of 2 agent(s) refused session 'second' (so it is stopped): host1: already recording session test" \
   "$work/err" || fail "start refused: message: $(cat "$work/err")"
 grep -q "target1: already recording session test" "$work/err" || fail "start refused: target1"
 expect_status 0 "status of the refused session" "$ctl" status second
