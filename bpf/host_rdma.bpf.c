@@ -57,17 +57,8 @@ static __always_inline int on_nvme_rdma_post_send(__u64 queue, __u64 qe, __u32 n
 	return 0;
 }
 
-SEC("fentry/nvme_rdma_post_send")
-int BPF_PROG(nvme_rdma_post_send_fentry, void *queue, void *qe, void *sge, __u32 num_sge)
-{
-	return on_nvme_rdma_post_send(ntprof_arg_u64(ctx, 0), ntprof_arg_u64(ctx, 1), num_sge);
-}
-
-SEC("kprobe/nvme_rdma_post_send")
-int BPF_KPROBE(nvme_rdma_post_send_kprobe, void *queue, void *qe, void *sge, __u32 num_sge)
-{
-	return on_nvme_rdma_post_send((__u64)queue, (__u64)qe, num_sge);
-}
+NTPROF_ENTRY_HOOK(nvme_rdma_post_send, (void *queue, void *qe, void *sge, __u32 num_sge),
+		  on_nvme_rdma_post_send(ntprof_as_number(queue), ntprof_as_number(qe), num_sge))
 
 /* ---- H3: the response capsule is received ---- */
 static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc)

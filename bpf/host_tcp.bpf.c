@@ -5,7 +5,8 @@
  *
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
- *   H2  kernel_sendpage / kernel_sendmsg: the ENTRY of the call that began handing the command
+ *   H2  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before
+ *       Linux 6.5, sock_sendmsg from 6.5 on): the ENTRY of the call that began handing the command
  *       capsule PDU to TCP (the PDU stream is followed at the calls' return, byte-counted per
  *       socket from each header's plen). Entry, not return: by causality H2 then precedes the
  *       target's T0, so the network stage is never negative.
@@ -19,8 +20,8 @@
  *   components: response capsule header (H_RESPONSE_RECEIVED), first R2T header (H_R2T_RECEIVED),
  *   last H2CData PDU handed to TCP (H_DATA_SENT).
  *
- * Why the socket layer: nvme_tcp's own send/receive helpers are inlined on Debian's 6.1 kernel
- * (design/HOOKS.md); the PDU headers pass through these exported functions as separate buffers.
+ * Why the socket layer: nvme_tcp's own send/receive helpers are inlined on Debian's kernels (see
+ * docs/hooks.md); the PDU headers pass through these exported functions as separate buffers.
  *
  * Variants (one is chosen per hook by the agent's HookPlan): _tp = tp_btf, _rawtp = raw tracepoint,
  * _fentry/_fexit = BPF trampoline, _kprobe/_kretprobe = kprobes (the entry saves the arguments).
@@ -29,10 +30,12 @@
 #include "ntprof_host_block.h"
 #define NTPROF_HOST_TRANSPORT NTPROF_TRANSPORT_TCP
 #include "ntprof_nvme_host.h"
+#include "ntprof_tcp_send.h"
 #include <bpf/bpf_endian.h>
 
 /* What we know of one NVMe/TCP socket: its queue and where its outgoing PDU stream stands. */
 struct host_sock {
+	struct ntprof_tcp_send_state send; /* first: tcp_sent() gets a pointer to it */
 	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use */
 	__u32 ctrl;      /* nvmeN instance */
 	__s32 remaining; /* bytes of the PDU being sent not yet handed to TCP (0: next send = header) */
@@ -40,8 +43,7 @@ struct host_sock {
 	__u16 cur_cid;
 	__u8 cur_type;
 	__u8 cur_incapsule;
-	__u64 call_start_ns; /* entry of the send call in progress (one sender per queue) */
-	__u64 pdu_start_ns;  /* entry of the send call that handed the current PDU's first byte */
+	__u64 pdu_start_ns; /* entry of the send call that handed the current PDU's first byte */
 };
 
 struct {
@@ -68,8 +70,6 @@ struct {
 } recv_ctx SEC(".maps");
 
 enum host_kprobe_hook {
-	HOOK_KERNEL_SENDPAGE = 1,
-	HOOK_KERNEL_SENDMSG = 2,
 	HOOK_SKB_COPY_BITS = 3,
 };
 
@@ -109,23 +109,25 @@ static __always_inline struct host_sock *host_sock_get(struct sock *sk)
 	return bpf_map_lookup_elem(&host_socks, &key);
 }
 
-/* sent bytes starting at kernel address start were handed to TCP on sk. Follow the PDU stream:
- * a send that starts a PDU carries its header (the drivers send headers as their own buffers). */
-static __always_inline void host_on_send(struct sock *sk, const void *start, long sent)
+static __always_inline struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk)
 {
-	struct host_sock *s;
+	struct host_sock *s = host_sock_get(sk);
+
+	return s ? &s->send : NULL;
+}
+
+/* A send call handed `sent` bytes, starting at st->call_start_addr, to TCP. Follow the PDU
+ * stream: a send that starts a PDU carries its header (the driver sends headers on their own). */
+static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent)
+{
+	struct host_sock *s = (struct host_sock *)st;
 	struct ntprof_record *rec;
 
-	if (sent <= 0)
-		return;
-	s = host_sock_get(sk);
-	if (!s)
-		return;
 	if (s->remaining <= 0) {
 		__u8 h[12];
 		__u32 plen;
 
-		if (bpf_probe_read_kernel(h, sizeof(h), start))
+		if (bpf_probe_read_kernel(h, sizeof(h), (void *)st->call_start_addr))
 			return;
 		plen = *(__u32 *)&h[4];
 		if (h[0] == NTPROF_PDU_CMD && h[2] == NTPROF_PDU_CMD_HLEN) {
@@ -139,7 +141,7 @@ static __always_inline void host_on_send(struct sock *sk, const void *start, lon
 		}
 		s->cur_type = h[0];
 		s->remaining = plen;
-		s->pdu_start_ns = s->call_start_ns;
+		s->pdu_start_ns = st->call_start_ns;
 	}
 	s->remaining -= sent;
 	if (s->remaining > 0)
@@ -160,99 +162,6 @@ static __always_inline void host_on_send(struct sock *sk, const void *start, lon
 	} else {
 		rec->stamps[NTPROF_H_DATA_SENT] = s->pdu_start_ns; /* the last H2CData PDU wins */
 	}
-}
-
-/* Entry of a send on any socket: remember when, if it is one of ours. */
-static __always_inline void host_on_send_entry(struct socket *sock)
-{
-	struct host_sock *s = host_sock_get(BPF_CORE_READ(sock, sk));
-
-	if (s)
-		s->call_start_ns = bpf_ktime_get_ns();
-}
-
-static __always_inline void on_kernel_sendpage(struct socket *sock, __u64 page, int offset, long ret)
-{
-	if (ret > 0)
-		host_on_send(BPF_CORE_READ(sock, sk), ntprof_page_address(page) + offset, ret);
-}
-
-static __always_inline void on_kernel_sendmsg(struct socket *sock, struct kvec *vec, long ret)
-{
-	if (ret > 0)
-		host_on_send(BPF_CORE_READ(sock, sk), BPF_CORE_READ(vec, iov_base), ret);
-}
-
-SEC("fentry/kernel_sendpage")
-int BPF_PROG(kernel_sendpage_fentry, struct socket *sock)
-{
-	host_on_send_entry(sock);
-	return 0;
-}
-
-SEC("fexit/kernel_sendpage")
-int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int offset, size_t size,
-	     int flags, int ret)
-{
-	on_kernel_sendpage(sock, ntprof_arg_u64(ctx, 1), offset, ret);
-	return 0;
-}
-
-SEC("kprobe/kernel_sendpage")
-int BPF_KPROBE(kernel_sendpage_kprobe, struct socket *sock, struct page *page, int offset)
-{
-	host_on_send_entry(sock);
-	ntprof_save_args(HOOK_KERNEL_SENDPAGE, ctx, (__u64)sock, (__u64)page, offset, 0, 0);
-	return 0;
-}
-
-SEC("kretprobe/kernel_sendpage")
-int BPF_KRETPROBE(kernel_sendpage_kretprobe, int ret)
-{
-	struct ntprof_saved_key k;
-	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_KERNEL_SENDPAGE, ctx, &k);
-
-	if (!a)
-		return 0;
-	on_kernel_sendpage((void *)a->arg[0], a->arg[1], (int)a->arg[2], ret);
-	bpf_map_delete_elem(&kprobe_args, &k);
-	return 0;
-}
-
-SEC("fentry/kernel_sendmsg")
-int BPF_PROG(kernel_sendmsg_fentry, struct socket *sock)
-{
-	host_on_send_entry(sock);
-	return 0;
-}
-
-SEC("fexit/kernel_sendmsg")
-int BPF_PROG(kernel_sendmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
-	     size_t num, size_t size, int ret)
-{
-	on_kernel_sendmsg(sock, vec, ret);
-	return 0;
-}
-
-SEC("kprobe/kernel_sendmsg")
-int BPF_KPROBE(kernel_sendmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec)
-{
-	host_on_send_entry(sock);
-	ntprof_save_args(HOOK_KERNEL_SENDMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
-	return 0;
-}
-
-SEC("kretprobe/kernel_sendmsg")
-int BPF_KRETPROBE(kernel_sendmsg_kretprobe, int ret)
-{
-	struct ntprof_saved_key k;
-	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_KERNEL_SENDMSG, ctx, &k);
-
-	if (!a)
-		return 0;
-	on_kernel_sendmsg((void *)a->arg[0], (void *)a->arg[1], ret);
-	bpf_map_delete_elem(&kprobe_args, &k);
-	return 0;
 }
 
 /* ---- H3: reply PDU headers ---- */

@@ -73,7 +73,7 @@ static __always_inline int on_block_rq_complete(struct request *rq, int error, _
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), on_block_rq_issue(rq))
+NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq))
 
 NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
-		on_block_rq_complete(rq, error, nr_bytes))
+		       rq, on_block_rq_complete(rq, error, nr_bytes))

@@ -58,18 +58,27 @@ struct {
 /* The attach variants of one hook, calling the same handler; the agent's hook plan loads the one
  * this kernel offers. params is the parenthesised parameter list of the tracepoint or traced
  * function, call the handler call that makes the program's return value:
- *   NTPROF_TRACEPOINT_HOOK(tp, ...)  -> <tp>_tp (tp_btf) and <tp>_rawtp (raw_tp, no BTF needed)
- *   NTPROF_ENTRY_HOOK(fn, ...)       -> <fn>_fentry and <fn>_kprobe (no trampolines) */
+ *   NTPROF_TRACEPOINT_HOOK(tp, params, subject, call)
+ *       -> <tp>_tp (tp_btf) and <tp>_rawtp (raw_tp, no BTF needed). subject is the pointer
+ *          argument the event is about: NULL means nothing to do. The check is also what lets
+ *          the verifier of 6.12, which types module tracepoint arguments as maybe-NULL, accept
+ *          the tp_btf variant (6.1 did without it).
+ *   NTPROF_ENTRY_HOOK(fn, params, call)
+ *       -> <fn>_fentry and <fn>_kprobe (no trampolines) */
 #define NTPROF_UNPAREN(...) __VA_ARGS__
-#define NTPROF_TRACEPOINT_HOOK(tp, params, call)                                      \
+#define NTPROF_TRACEPOINT_HOOK(tp, params, subject, call)                             \
 	SEC("tp_btf/" #tp)                                                            \
 	int BPF_PROG(tp##_tp, NTPROF_UNPAREN params)                                  \
 	{                                                                             \
+		if (!subject)                                                         \
+			return 0;                                                     \
 		return call;                                                          \
 	}                                                                             \
 	SEC("raw_tp/" #tp)                                                            \
 	int BPF_PROG(tp##_rawtp, NTPROF_UNPAREN params)                               \
 	{                                                                             \
+		if (!subject)                                                         \
+			return 0;                                                     \
 		return call;                                                          \
 	}
 #define NTPROF_ENTRY_HOOK(fn, params, call)                                           \
@@ -173,7 +182,7 @@ __u64 ntprof_vmemmap_base = 0;
 __u64 ntprof_page_offset_base = 0;
 
 /* page is the struct page * as a number: in fentry/fexit programs a pointer argument is a trusted
- * BTF pointer on which the verifier forbids this arithmetic (see ntprof_arg_u64). */
+ * BTF pointer on which the verifier forbids this arithmetic (see ntprof_as_number). */
 static __always_inline void *ntprof_page_address(__u64 page)
 {
 	if (!ntprof_vmemmap_base) {
@@ -190,13 +199,14 @@ static __always_inline void *ntprof_page_address(__u64 page)
 	return (void *)(ntprof_page_offset_base + (pfn << 12));
 }
 
-/* Argument i of an fentry/fexit program as a plain number. The verifier types pointer arguments
- * from the function's BTF and allows no arithmetic on them; read through the context instead. */
-static __always_inline __u64 ntprof_arg_u64(unsigned long long *ctx, int i)
+/* A pointer as a plain number. In fentry/fexit programs pointer arguments are trusted BTF pointers
+ * on which the verifier allows no arithmetic; a copy through memory is a scalar. In kprobes (and
+ * for scalars) it is a plain copy, so one handler body serves both variants. */
+static __always_inline __u64 ntprof_as_number(const void *p)
 {
 	__u64 v = 0;
 
-	bpf_probe_read_kernel(&v, sizeof(v), &ctx[i]);
+	bpf_probe_read_kernel(&v, sizeof(v), &p);
 	return v;
 }
 

@@ -111,7 +111,8 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), on_nvme_setup_cmd(rq, cmd))
+NTPROF_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), rq,
+		       on_nvme_setup_cmd(rq, cmd))
 
 /* ---- H4: nvme_complete_rq; device counters ---- */
 static __always_inline int on_nvme_complete_rq(struct request *rq)
@@ -134,7 +135,7 @@ static __always_inline int on_nvme_complete_rq(struct request *rq)
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(nvme_complete_rq, (struct request *rq), on_nvme_complete_rq(rq))
+NTPROF_TRACEPOINT_HOOK(nvme_complete_rq, (struct request *rq), rq, on_nvme_complete_rq(rq))
 
 /* ---- H5: block_rq_complete, emit ---- */
 static __always_inline int on_block_rq_complete(struct request *rq)
@@ -151,6 +152,6 @@ static __always_inline int on_block_rq_complete(struct request *rq)
 }
 
 NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
-		on_block_rq_complete(rq))
+		       rq, on_block_rq_complete(rq))
 
 #endif /* NTPROF_NVME_HOST_H */

@@ -182,8 +182,8 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(nvmet_req_init, (struct nvmet_req___ntprof *req, void *cmd),
-		on_nvmet_req_init(req, BPF_CORE_READ(req, sq)))
+NTPROF_TRACEPOINT_HOOK(nvmet_req_init, (struct nvmet_req___ntprof *req, void *cmd), req,
+		       on_nvmet_req_init(req, BPF_CORE_READ(req, sq)))
 
 SEC("fentry/nvmet_req_init")
 int BPF_PROG(nvmet_req_init_fentry, struct nvmet_req___ntprof *req, void *cq,
@@ -246,9 +246,9 @@ static __always_inline int on_block_rq_complete(struct request *rq)
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), on_block_rq_issue(rq))
+NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq))
 
-NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), on_block_rq_complete(rq))
+NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), rq, on_block_rq_complete(rq))
 
 /* ---- T3: nvmet_req_complete ---- */
 static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req, __u16 status)
@@ -273,8 +273,8 @@ static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req)
 	return raw >> 1;
 }
 
-NTPROF_TRACEPOINT_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req),
-		on_nvmet_req_complete(req, cqe_status(req)))
+NTPROF_TRACEPOINT_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req), req,
+		       on_nvmet_req_complete(req, cqe_status(req)))
 
 NTPROF_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 status),
 		on_nvmet_req_complete(req, status))

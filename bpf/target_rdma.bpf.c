@@ -66,17 +66,8 @@ static __always_inline int on_nvmet_rdma_execute_command(__u64 rsp)
 	return 0;
 }
 
-SEC("fentry/nvmet_rdma_execute_command")
-int BPF_PROG(nvmet_rdma_execute_command_fentry, void *rsp)
-{
-	return on_nvmet_rdma_execute_command(ntprof_arg_u64(ctx, 0));
-}
-
-SEC("kprobe/nvmet_rdma_execute_command")
-int BPF_KPROBE(nvmet_rdma_execute_command_kprobe, void *rsp)
-{
-	return on_nvmet_rdma_execute_command((__u64)rsp);
-}
+NTPROF_ENTRY_HOOK(nvmet_rdma_execute_command, (void *rsp),
+		  on_nvmet_rdma_execute_command(ntprof_as_number(rsp)))
 
 /* ---- XFER_DONE of writes: the RDMA READ completed ---- */
 static __always_inline int on_nvmet_rdma_read_data_done(struct ib_wc___ntprof *wc)

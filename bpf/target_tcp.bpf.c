@@ -9,7 +9,8 @@
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  nvmet_tcp_queue_response entry after T3 (R2T writes also call it earlier, for the R2T)
- *   T5  kernel_sendpage / kernel_sendmsg: the ENTRY of the call that hands the header of the first
+ *   T5  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before Linux
+ *       6.5, sock_sendmsg from 6.5 on): the ENTRY of the call that hands the header of the first
  *       reply PDU (C2HData for reads, the response capsule otherwise) to TCP. Entry, not return:
  *       nothing of the reply can reach the host earlier, so the network stage is never negative.
  *   components: drive issue/done (block_rq_issue/complete of the request whose bio carries the
@@ -22,9 +23,11 @@
  */
 #include "ntprof_bpf_common.h"
 #include "ntprof_nvmet_target.h"
+#include "ntprof_tcp_send.h"
 #include <bpf/bpf_endian.h>
 
 struct target_sock {
+	struct ntprof_tcp_send_state send; /* first: tcp_sent() gets a pointer to it */
 	__u64 queue;     /* struct nvmet_tcp_queue * (= sk->sk_user_data), checked on every use */
 	__u64 pdu;       /* &queue->pdu: where PDU headers are received */
 	__u64 sq;        /* &queue->nvme_sq */
@@ -32,8 +35,7 @@ struct target_sock {
 	__u16 cur_cid;
 	__u8 cur_type;
 	__u8 cur_flags;
-	__u64 call_start_ns; /* entry of the send call in progress (one sender per queue) */
-	__u64 pdu_start_ns;  /* entry of the send call that handed the current PDU's first byte */
+	__u64 pdu_start_ns; /* entry of the send call that handed the current PDU's first byte */
 };
 
 struct {
@@ -45,8 +47,6 @@ struct {
 
 enum target_kprobe_hook {
 	HOOK_KERNEL_RECVMSG = 1,
-	HOOK_KERNEL_SENDPAGE = 2,
-	HOOK_KERNEL_SENDMSG = 3,
 };
 
 #define PDU_BUF_MAX 128 /* sizeof(union nvme_tcp_pdu) is 72 + digest; anything inside is a header */
@@ -163,30 +163,25 @@ NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req),
 
 /* ---- T5: reply PDUs handed to TCP ---- */
 
-/* Entry of a send on any socket: remember when, if it is one of ours. */
-static __always_inline void target_on_send_entry(struct socket *sock)
+static __always_inline struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk)
 {
-	struct target_sock *s = target_sock_get(BPF_CORE_READ(sock, sk));
+	struct target_sock *s = target_sock_get(sk);
 
-	if (s)
-		s->call_start_ns = bpf_ktime_get_ns();
+	return s ? &s->send : NULL;
 }
 
-static __always_inline void target_on_send(struct sock *sk, const void *start, long sent)
+/* A send call handed `sent` bytes, starting at st->call_start_addr, to TCP: follow the reply
+ * PDUs. */
+static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent)
 {
-	struct target_sock *s;
+	struct target_sock *s = (struct target_sock *)st;
 	struct ntprof_target_inflight *v;
 	__u64 now;
 
-	if (sent <= 0)
-		return;
-	s = target_sock_get(sk);
-	if (!s)
-		return;
 	if (s->remaining <= 0) {
 		__u8 h[NTPROF_PDU_SMALL_HLEN];
 
-		if (bpf_probe_read_kernel(h, sizeof(h), start))
+		if (bpf_probe_read_kernel(h, sizeof(h), (void *)st->call_start_addr))
 			return;
 		if (h[0] == NTPROF_PDU_RSP && h[2] == NTPROF_PDU_SMALL_HLEN)
 			s->cur_cid = *(__u16 *)&h[NTPROF_PDU_RSP_CID];
@@ -200,7 +195,7 @@ static __always_inline void target_on_send(struct sock *sk, const void *start, l
 		s->cur_type = h[0];
 		s->cur_flags = h[1];
 		s->remaining = *(__u32 *)&h[4];
-		s->pdu_start_ns = s->call_start_ns;
+		s->pdu_start_ns = st->call_start_ns;
 		if (h[0] == NTPROF_PDU_RSP || h[0] == NTPROF_PDU_C2H_DATA) {
 			v = target_lookup(s->sq, s->cur_cid);
 			if (v && !v->rec.stamps[NTPROF_T5_REPLY_SENT])
@@ -230,87 +225,4 @@ static __always_inline void target_on_send(struct sock *sk, const void *start, l
 		ntprof_emit(&v->rec);
 		target_forget(v, s->sq, s->cur_cid);
 	}
-}
-
-SEC("fentry/kernel_sendpage")
-int BPF_PROG(kernel_sendpage_fentry, struct socket *sock)
-{
-	target_on_send_entry(sock);
-	return 0;
-}
-
-SEC("fexit/kernel_sendpage")
-int BPF_PROG(kernel_sendpage_fexit, struct socket *sock, struct page *page, int offset, size_t size,
-	     int flags, int ret)
-{
-	if (ret > 0)
-		target_on_send(BPF_CORE_READ(sock, sk), ntprof_page_address(ntprof_arg_u64(ctx, 1)) + offset,
-			       ret);
-	return 0;
-}
-
-SEC("kprobe/kernel_sendpage")
-int BPF_KPROBE(kernel_sendpage_kprobe, struct socket *sock, struct page *page, int offset)
-{
-	target_on_send_entry(sock);
-	ntprof_save_args(HOOK_KERNEL_SENDPAGE, ctx, (__u64)sock, (__u64)page, offset, 0, 0);
-	return 0;
-}
-
-SEC("kretprobe/kernel_sendpage")
-int BPF_KRETPROBE(kernel_sendpage_kretprobe, int ret)
-{
-	struct ntprof_saved_key k;
-	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_KERNEL_SENDPAGE, ctx, &k);
-
-	if (!a)
-		return 0;
-	struct socket *sock = (void *)a->arg[0];
-
-	if (ret > 0)
-		target_on_send(BPF_CORE_READ(sock, sk),
-			       ntprof_page_address(a->arg[1]) + (int)a->arg[2], ret);
-	bpf_map_delete_elem(&kprobe_args, &k);
-	return 0;
-}
-
-SEC("fentry/kernel_sendmsg")
-int BPF_PROG(kernel_sendmsg_fentry, struct socket *sock)
-{
-	target_on_send_entry(sock);
-	return 0;
-}
-
-SEC("fexit/kernel_sendmsg")
-int BPF_PROG(kernel_sendmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
-	     size_t num, size_t size, int ret)
-{
-	if (ret > 0)
-		target_on_send(BPF_CORE_READ(sock, sk), BPF_CORE_READ(vec, iov_base), ret);
-	return 0;
-}
-
-SEC("kprobe/kernel_sendmsg")
-int BPF_KPROBE(kernel_sendmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec)
-{
-	target_on_send_entry(sock);
-	ntprof_save_args(HOOK_KERNEL_SENDMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
-	return 0;
-}
-
-SEC("kretprobe/kernel_sendmsg")
-int BPF_KRETPROBE(kernel_sendmsg_kretprobe, int ret)
-{
-	struct ntprof_saved_key k;
-	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_KERNEL_SENDMSG, ctx, &k);
-
-	if (!a)
-		return 0;
-	struct socket *sock = (void *)a->arg[0];
-	struct kvec *vec = (void *)a->arg[1];
-
-	if (ret > 0)
-		target_on_send(BPF_CORE_READ(sock, sk), BPF_CORE_READ(vec, iov_base), ret);
-	bpf_map_delete_elem(&kprobe_args, &k);
-	return 0;
 }

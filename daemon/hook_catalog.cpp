@@ -10,9 +10,14 @@ constexpr const char* kNvmeRdmaHint =
     "run modprobe nvme-rdma and connect a controller (nvme connect -t rdma ...)";
 constexpr const char* kNvmetRdmaHint =
     "run modprobe nvmet-rdma and configure an RDMA port in /sys/kernel/config/nvmet";
-constexpr const char* kSendpageGone =
-    "kernel_sendpage() was removed in Linux 6.5 (NVMe/TCP sends with sock_sendmsg and "
-    "MSG_SPLICE_PAGES there); this agent has no hook for that path yet";
+// Linux 6.5 removed kernel_sendpage(): from then on nvme-tcp and nvmet-tcp hand PDUs to TCP with
+// sock_sendmsg() and MSG_SPLICE_PAGES (bpf/ntprof_tcp_send.h). Each kernel gets one send path.
+const KernelPath kSendpagePath{"kernel_sendpage", true,
+                               "not used on this kernel: kernel_sendpage() is gone (Linux >= 6.5), "
+                               "NVMe/TCP sends with sock_sendmsg()"};
+const KernelPath kSpliceSendPath{"kernel_sendpage", false,
+                                 "not used on this kernel: it has kernel_sendpage() (Linux < 6.5), "
+                                 "which NVMe/TCP sends with"};
 
 const std::vector<AttachType> kTracepointVariants = {AttachType::kTpBtf, AttachType::kRawTp};
 const std::vector<AttachType> kFunctionVariants = {AttachType::kFentry, AttachType::kKprobe};
@@ -50,11 +55,24 @@ HookSpec Function(std::string name, std::string module, std::string types_module
   return h;
 }
 
-// The send hooks stamp the entry of the call that began handing a PDU to TCP (see the BPF
-// programs: it keeps the network stage causal), and follow the PDU stream at the calls' return.
-HookSpec SendHook(HookSpec hook) {
-  hook.on_entry_too = true;
-  return hook;
+// The socket send calls that carry NVMe/TCP PDUs, on either kernel path. They stamp the entry of
+// the call that began handing a PDU to TCP (it keeps the network stage causal) and follow the PDU
+// stream at the calls' return. `stamps` is what the role's PDUs provide.
+std::vector<HookSpec> TcpSendHooks(const std::string& stamps, const char* types_module,
+                                   const char* hint) {
+  auto send = [&](const char* name, std::string what, bool required, const KernelPath& path) {
+    HookSpec h = Function(name, "", types_module, std::move(what), required, true, hint);
+    h.on_entry_too = true;
+    h.only_on = path;
+    return h;
+  };
+  return {
+      send("kernel_sendpage", stamps + " (PDUs handed to TCP)", true, kSendpagePath),
+      send("kernel_sendmsg", stamps + " when data digests or sock_no_sendpage are used", false,
+           kSendpagePath),
+      send("sock_sendmsg", stamps + " (PDUs handed to TCP with MSG_SPLICE_PAGES; digests)", true,
+           kSpliceSendPath),
+  };
 }
 
 // nvme_core and the block layer: H0/H1, H4, H5 of every kernel host transport.
@@ -71,18 +89,13 @@ std::vector<HookSpec> HostCompletionHooks(const char* hint) {
 }
 
 std::vector<HookSpec> HostTcpHooks() {
-  std::vector<HookSpec> hooks = {
-      SetupCmdHook(kNvmeTcpHint),
-      SendHook(Function("kernel_sendpage", "", "nvme_tcp", "H2, H_DATA_SENT (PDUs handed to TCP)",
-                        true, true, kNvmeTcpHint, kSendpageGone)),
-      SendHook(Function("kernel_sendmsg", "", "nvme_tcp",
-                        "H2, H_DATA_SENT when data digests or sock_no_sendpage are used", false,
-                        true, kNvmeTcpHint)),
-      Function("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp", "H3 (which queue is receiving)", true,
-               false, kNvmeTcpHint),
-      Function("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED", true, true,
-               kNvmeTcpHint),
-  };
+  std::vector<HookSpec> hooks = {SetupCmdHook(kNvmeTcpHint)};
+  for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint))
+    hooks.push_back(std::move(h));
+  hooks.push_back(Function("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp",
+                           "H3 (which queue is receiving)", true, false, kNvmeTcpHint));
+  hooks.push_back(Function("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED",
+                           true, true, kNvmeTcpHint));
   for (HookSpec& h : HostCompletionHooks(kNvmeTcpHint)) hooks.push_back(std::move(h));
   return hooks;
 }
@@ -127,12 +140,9 @@ std::vector<HookSpec> TargetTcpHooks() {
   for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
   hooks.push_back(Function("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false, false,
                            kNvmetTcpHint));
-  hooks.push_back(SendHook(Function("kernel_sendpage", "", "nvmet_tcp",
-                                    "T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record", true, true,
-                                    kNvmetTcpHint, kSendpageGone)));
-  hooks.push_back(SendHook(Function("kernel_sendmsg", "", "nvmet_tcp",
-                                    "T5 and the end of a PDU when data digests are used", false,
-                                    true, kNvmetTcpHint)));
+  for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
+                                  "nvmet_tcp", kNvmetTcpHint))
+    hooks.push_back(std::move(h));
   return hooks;
 }
 

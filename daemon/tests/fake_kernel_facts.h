@@ -69,6 +69,16 @@ class FakeKernelFacts : public KernelFacts {
     return k;
   }
 
+  // Debian 12's 6.12 kernel with nvme-tcp and nvmet-tcp loaded: kernel_sendpage() is gone (Linux
+  // 6.5), the drivers send with sock_sendmsg().
+  static FakeKernelFacts Debian612() {
+    FakeKernelFacts k = Debian61();
+    k.btf_functions.erase(":kernel_sendpage");
+    k.traceable.erase("kernel_sendpage");
+    k.AddFunctions({":sock_sendmsg"});
+    return k;
+  }
+
   // Debian 6.1 with nvme-rdma and nvmet-rdma loaded (soft-RoCE) instead of the TCP drivers.
   static FakeKernelFacts Debian61Rdma() {
     FakeKernelFacts k = Debian61();
@@ -85,7 +95,7 @@ class FakeKernelFacts : public KernelFacts {
   static FakeKernelFacts DevMachine() {
     FakeKernelFacts k;
     k.modules_with_btf = {""};
-    k.btf_functions = {":kernel_sendmsg", ":kernel_recvmsg", ":skb_copy_bits"};
+    k.btf_functions = {":kernel_sendmsg", ":sock_sendmsg", ":kernel_recvmsg", ":skb_copy_bits"};
     k.tracepoints = {"block:block_rq_issue", "block:block_rq_complete"};
     k.btf_tracepoints = {":block_rq_issue", ":block_rq_complete"};
     k.fentry = {false, "fentry/fexit refused by this kernel: BPF_PROG_LOAD failed with EPERM (1)"};

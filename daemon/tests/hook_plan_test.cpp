@@ -95,7 +95,8 @@ TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
   k.btf_tracepoints.insert("nvme_core:nvme_complete_rq");
   s = PlanHooks(Role::kHost, Transport::kTcp, k, {}).CheckRequired();
   REQUIRE_FALSE(s.ok());
-  CHECK(std::string(s.message()).find("cannot attach kernel_sendpage") == 0);
+  // this machine's kernel (6.18) has no kernel_sendpage: the >= 6.5 send path is asked for
+  CHECK(std::string(s.message()).find("cannot attach sock_sendmsg") == 0);
   CHECK(std::string(s.message()).find("module nvme_tcp not loaded; run modprobe nvme-tcp") !=
         std::string::npos);
 }
@@ -114,16 +115,33 @@ TEST_CASE("module_without_btf_needs_external_btf") {
   CHECK(Chosen(fixed, "kernel_sendpage") == "fexit");    // vmlinux function, vmlinux BTF
 }
 
-TEST_CASE("removed_function_says_why") {
-  // Linux >= 6.5: kernel_sendpage is gone.
-  FakeKernelFacts k = FakeKernelFacts::Debian61();
-  k.btf_functions.erase(":kernel_sendpage");
-  k.traceable.erase("kernel_sendpage");
+TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
+  FakeKernelFacts k = FakeKernelFacts::Debian612();
+  for (Role role : {Role::kHost, Role::kTarget}) {
+    HookPlan plan = PlanHooks(role, Transport::kTcp, k, {});
+    CHECK(plan.CheckRequired().ok());
+    CHECK(Chosen(plan, "sock_sendmsg") == "fexit");
+    CHECK(Hook(plan, "sock_sendmsg").chosen_variant()->programs ==
+          std::vector<std::string>{"sock_sendmsg_fentry", "sock_sendmsg_fexit"});
+    // kernel_sendmsg calls sock_sendmsg: hooking both would count digest sends twice
+    CHECK(Chosen(plan, "kernel_sendmsg") == "none");
+    CHECK(Hook(plan, "kernel_sendpage").not_used.find("Linux >= 6.5") != std::string::npos);
+    CHECK(plan.MissingOptional().empty());
+    std::vector<std::string> progs = plan.ChosenPrograms();
+    CHECK(std::count(progs.begin(), progs.end(), "kernel_sendmsg_fexit") == 0);
+    CHECK(plan.ToText().find("kernel_sendpage  [other kernel path]") != std::string::npos);
+  }
+  k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
-  absl::Status s = host.CheckRequired();
-  REQUIRE_FALSE(s.ok());
-  CHECK(std::string(s.message()).find("not in kallsyms") != std::string::npos);
-  CHECK(std::string(s.message()).find("removed in Linux 6.5") != std::string::npos);
+  CHECK(Chosen(host, "sock_sendmsg") == "kretprobe");
+}
+
+TEST_CASE("linux_61_does_not_use_the_splice_send_path") {
+  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, FakeKernelFacts::Debian61(), {});
+  CHECK(Hook(host, "sock_sendmsg").not_used.find("Linux < 6.5") != std::string::npos);
+  std::vector<std::string> progs = host.ChosenPrograms();
+  CHECK(std::count(progs.begin(), progs.end(), "sock_sendmsg_fexit") == 0);
+  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendmsg_fexit") == 1);
 }
 
 TEST_CASE("optional_hook_missing_only_removes_its_component") {

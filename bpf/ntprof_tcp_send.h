@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_tcp_send.h - the NVMe/TCP send plumbing both sides share: the programs on the kernel's
+ * socket send calls, which tell the side's code when a send call began, where its bytes start and
+ * how many it handed to TCP. The host (host_tcp.bpf.c) and the target (target_tcp.bpf.c) follow
+ * their PDU streams from there.
+ *
+ * Which call carries NVMe/TCP PDUs depends on the kernel:
+ *   Linux < 6.5   kernel_sendpage(sock, page, offset, size, flags) for PDU headers and data, and
+ *                 kernel_sendmsg(sock, msg, kvec, num, size) for digests and ICReq/ICResp;
+ *   Linux >= 6.5  sock_sendmsg(sock, msg) with MSG_SPLICE_PAGES over a one-segment bvec iterator
+ *                 for headers and data; digests still go through kernel_sendmsg, which calls
+ *                 sock_sendmsg with a kvec iterator.
+ * The agent attaches kernel_sendpage + kernel_sendmsg where kernel_sendpage exists and
+ * sock_sendmsg alone where it does not (never both: kernel_sendmsg calls sock_sendmsg).
+ *
+ * The including object defines, before including this header:
+ *   struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk)
+ *       the send state of sk when it is one of the side's NVMe/TCP sockets, else NULL. It must be
+ *       cheap for every other socket: it runs on every send on the machine.
+ *   void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent)
+ *       the send call that began at st->call_start_ns handed sent > 0 bytes, starting at kernel
+ *       address st->call_start_addr, to TCP.
+ */
+#ifndef NTPROF_TCP_SEND_H
+#define NTPROF_TCP_SEND_H
+
+/* Where one socket's send call in progress began (a queue has one sender at a time). */
+struct ntprof_tcp_send_state {
+	__u64 call_start_ns;   /* entry of the send call in progress */
+	__u64 call_start_addr; /* kernel address of its first byte; 0: not a buffer we can read */
+};
+
+static __always_inline struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk);
+static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent);
+
+/* Saved-argument keys of the kprobe variants (above the sides' own keys). */
+enum ntprof_tcp_send_hook {
+	NTPROF_SAVED_KERNEL_SENDPAGE = 16,
+	NTPROF_SAVED_KERNEL_SENDMSG = 17,
+	NTPROF_SAVED_SOCK_SENDMSG = 18,
+};
+
+/* The first byte a msghdr's iterator will send: the kernel senders use one bvec (>= 6.5: the PDU
+ * or a data page) or one kvec (digests); user memory (ubuf/iovec) is never an NVMe/TCP PDU. */
+static __always_inline __u64 ntprof_msg_first_byte(struct msghdr *msg)
+{
+	__u8 type = BPF_CORE_READ(msg, msg_iter.iter_type);
+	__u64 skip = BPF_CORE_READ(msg, msg_iter.iov_offset);
+
+	if (type == bpf_core_enum_value(enum iter_type, ITER_BVEC)) {
+		const struct bio_vec *bv = BPF_CORE_READ(msg, msg_iter.bvec);
+		__u64 page = ntprof_as_number(BPF_CORE_READ(bv, bv_page));
+
+		return (__u64)ntprof_page_address(page) + BPF_CORE_READ(bv, bv_offset) + skip;
+	}
+	if (type == bpf_core_enum_value(enum iter_type, ITER_KVEC))
+		return (__u64)BPF_CORE_READ(msg, msg_iter.kvec, iov_base) + skip;
+	return 0;
+}
+
+/* Entry of a send call on sock: note when, and where its bytes start (computed only for our
+ * sockets: first_byte is evaluated after the socket check). */
+#define NTPROF_TCP_SEND_BEGINS(sock, first_byte)                                      \
+	({                                                                            \
+		struct ntprof_tcp_send_state *st_ = tcp_send_state(BPF_CORE_READ(sock, sk)); \
+		if (st_) {                                                            \
+			st_->call_start_ns = bpf_ktime_get_ns();                      \
+			st_->call_start_addr = (first_byte);                          \
+		}                                                                     \
+		0;                                                                    \
+	})
+
+/* Return of a send call on sock that handed ret bytes to TCP. */
+static __always_inline void ntprof_tcp_send_returned(struct socket *sock, long ret)
+{
+	struct sock *sk = BPF_CORE_READ(sock, sk);
+	struct ntprof_tcp_send_state *st;
+
+	if (ret <= 0)
+		return;
+	st = tcp_send_state(sk);
+	if (st && st->call_start_addr)
+		tcp_sent(sk, st, ret);
+}
+
+/* The four programs of one send call: fentry + fexit, or kprobe + kretprobe (the kprobe saves the
+ * socket for its kretprobe). params is the call's whole parameter list, its first one `sock`. */
+#define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
+	SEC("fentry/" #fn)                                                              \
+	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
+	{                                                                               \
+		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
+	}                                                                               \
+	SEC("fexit/" #fn)                                                               \
+	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
+	{                                                                               \
+		ntprof_tcp_send_returned(sock, ret);                                    \
+		return 0;                                                               \
+	}                                                                               \
+	SEC("kprobe/" #fn)                                                              \
+	int BPF_KPROBE(fn##_kprobe, NTPROF_UNPAREN params)                              \
+	{                                                                               \
+		NTPROF_TCP_SEND_BEGINS(sock, first_byte);                               \
+		ntprof_save_args(saved_key, ctx, (__u64)sock, 0, 0, 0, 0);              \
+		return 0;                                                               \
+	}                                                                               \
+	SEC("kretprobe/" #fn)                                                           \
+	int BPF_KRETPROBE(fn##_kretprobe, int ret)                                      \
+	{                                                                               \
+		struct ntprof_saved_key k;                                              \
+		struct ntprof_saved_args *a = ntprof_saved_args(saved_key, ctx, &k);    \
+                                                                                        \
+		if (!a)                                                                 \
+			return 0;                                                       \
+		ntprof_tcp_send_returned((struct socket *)a->arg[0], ret);              \
+		bpf_map_delete_elem(&kprobe_args, &k);                                  \
+		return 0;                                                               \
+	}
+
+NTPROF_TCP_SEND_HOOK(kernel_sendpage, NTPROF_SAVED_KERNEL_SENDPAGE,
+		     (struct socket *sock, struct page *page, int offset, size_t size, int flags),
+		     (__u64)ntprof_page_address(ntprof_as_number(page)) + offset)
+NTPROF_TCP_SEND_HOOK(kernel_sendmsg, NTPROF_SAVED_KERNEL_SENDMSG,
+		     (struct socket *sock, struct msghdr *msg, struct kvec *vec, size_t num,
+		      size_t size),
+		     (__u64)BPF_CORE_READ(vec, iov_base))
+NTPROF_TCP_SEND_HOOK(sock_sendmsg, NTPROF_SAVED_SOCK_SENDMSG,
+		     (struct socket *sock, struct msghdr *msg), ntprof_msg_first_byte(msg))
+
+#endif /* NTPROF_TCP_SEND_H */
