@@ -1,17 +1,21 @@
 #!/bin/bash
 # build-image.sh - build the ntprof testbed guest: kernel, initramfs and an ext4 root image
-# (Debian bookworm, Debian's 6.1 kernel) that deploy/testbed/tb boots as two QEMU VMs.
+# (Debian bookworm with one of Debian 12's kernels) that deploy/testbed/tb boots as two QEMU VMs.
+#
+#   build-image.sh [--kernel 6.1|6.12]   (default 6.1, or $NTPROF_TB_KERNEL)
+#     6.1   linux-image-amd64, bookworm's own kernel
+#     6.12  linux-image-6.12-amd64, the newer kernel Debian 12 ships in its security suite
 #
 # Outputs (under $NTPROF_TESTBED_DIR, default <repo>/build/testbed):
-#   image/vmlinuz image/initrd.img image/rootfs.img image/KVER image/id_ed25519(.pub) image/packages
-#   cache/   debootstrap tree + .deb cache + kernel (kept: a rebuild with the same packages takes seconds)
+#   image-SERIES/vmlinuz initrd.img rootfs.img KVER id_ed25519(.pub) packages   (one set per kernel)
+#   cache/   debootstrap tree + .deb cache + kernels (kept: a rebuild with the same packages takes seconds)
 #
 # Environment:
 #   NTPROF_TESTBED_DIR  output directory (the repository itself may be read-only)
 #   NTPROF_BUILD_DIR    where to look for built ntprof binaries (default <repo>/build); the Debian
 #                       packages providing their shared libraries are added to the guest
 #   EXTRA_PKGS          extra guest packages, comma or space separated
-#   KVER                guest kernel version (default: what linux-image-amd64 depends on)
+#   KVER                exact guest kernel version (default: what the series' meta-package depends on)
 #   MIRROR              Debian mirror (default: the bookworm/main source of this machine's apt)
 #   FORCE_DEBOOTSTRAP=1 redo the debootstrap tree (it is otherwise redone only when the mirror changes
 #                       or a wanted package is not in it; packages dropped from the list stay until then)
@@ -20,7 +24,23 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 DIR=${NTPROF_TESTBED_DIR:-$REPO/build/testbed}
 BUILD_DIR=${NTPROF_BUILD_DIR:-$REPO/build}
-IMG=$DIR/image
+KERNEL=${NTPROF_TB_KERNEL:-6.1}
+while [ $# -gt 0 ]; do
+  case $1 in
+    --kernel) KERNEL=${2:?--kernel needs 6.1 or 6.12}; shift ;;
+    --kernel=*) KERNEL=${1#*=} ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "build-image: unknown option $1 (--help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+# the meta-package that names each series' current kernel
+case $KERNEL in
+  6.1) KMETA=linux-image-amd64 ;;
+  6.12) KMETA=linux-image-6.12-amd64 ;;
+  *) echo "build-image: --kernel must be 6.1 or 6.12 (got '$KERNEL')" >&2; exit 2 ;;
+esac
+IMG=$DIR/image-$KERNEL
 CACHE=$DIR/cache
 SUITE=bookworm
 T0=$(date +%s)
@@ -35,7 +55,7 @@ flock -w 1800 9 || die "another build-image.sh holds $CACHE/.lock"
 # ---- 1. build machine tools -------------------------------------------------------
 missing=()
 for c in debootstrap:debootstrap cpio:cpio mkfs.ext4:e2fsprogs qemu-system-x86_64:qemu-system-x86 \
-         ssh:openssh-client ssh-keygen:openssh-client ss:iproute2 flock:util-linux gzip:gzip; do
+         ssh:openssh-client ssh-keygen:openssh-client ss:iproute2 flock:util-linux gzip:gzip xz:xz-utils; do
   command -v "${c%%:*}" >/dev/null || missing+=("${c##*:}")
 done
 apt_updated=0
@@ -46,7 +66,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 # package lists are needed for the look-ups below
-case "$(apt-cache policy linux-image-amd64 2>/dev/null)" in *"Candidate: "[0-9]*) ;; *) apt_update ;; esac
+case "$(apt-cache policy "$KMETA" 2>/dev/null)" in *"Candidate: "[0-9]*) ;; *) apt_update ;; esac
 
 if [ -z "${MIRROR:-}" ]; then
   MIRROR=$(apt-cache policy 2>/dev/null | awk -v s="$SUITE/main" '$3==s && $2 ~ /^https?:/ && !m {print $2; m=1}')
@@ -55,10 +75,11 @@ fi
 log "mirror $MIRROR"
 
 # ---- 2. kernel ----------------------------------------------------------------------
-KVER=${KVER:-$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | sed -n 1p)}
-[ -n "$KVER" ] || KVER=$(ls "$CACHE/kernel/lib/modules" 2>/dev/null | sed -n 1p)
-[ -n "$KVER" ] || die "cannot tell the kernel version (apt-cache depends linux-image-amd64); set KVER="
-KSRC=$CACHE/kernel
+KVER=${KVER:-$(apt-cache depends "$KMETA" 2>/dev/null | sed -n 's/.*Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | sed -n 1p)}
+[ -n "$KVER" ] || KVER=$(ls -d "$CACHE"/kernel-"$KERNEL".*/lib/modules/* 2>/dev/null | sed -n '1s,.*/,,p')
+[ -n "$KVER" ] || die "cannot tell the kernel version (apt-cache depends $KMETA); set KVER="
+case $KVER in "$KERNEL".*) ;; *) die "KVER $KVER is not of the $KERNEL series" ;; esac
+KSRC=$CACHE/kernel-$KVER
 if [ ! -f "$KSRC/boot/vmlinuz-$KVER" ]; then
   log "downloading linux-image-$KVER"
   rm -rf "$CACHE/kdeb" && mkdir -p "$CACHE/kdeb"
@@ -180,8 +201,14 @@ for a in sh mount umount insmod switch_root sleep cat mkdir echo; do ln -s busyb
 : > "$IR/modules"
 for m in $(chroot "$ROOT" modprobe -S "$KVER" --show-depends -a virtio_pci virtio_blk crc32c_generic ext4 \
              | awk '$1=="insmod" && !seen[$2]++ {print $2}'); do
-  cp "$ROOT$m" "$IR/lib/modules/"
-  echo "/lib/modules/$(basename "$m")" >> "$IR/modules"
+  # busybox insmod loads plain .ko files only: 6.12's modules come xz-compressed
+  b=$(basename "$m")
+  case $b in
+    *.ko.xz) xz -dc "$ROOT$m" > "$IR/lib/modules/${b%.xz}"; b=${b%.xz} ;;
+    *.ko.zst) zstd -qdc "$ROOT$m" > "$IR/lib/modules/${b%.zst}"; b=${b%.zst} ;;
+    *) cp "$ROOT$m" "$IR/lib/modules/" ;;
+  esac
+  echo "/lib/modules/$b" >> "$IR/modules"
 done
 install -m 0755 "$G/initramfs-init" "$IR/init"
 (cd "$IR" && find . | cpio -o -H newc --quiet | gzip -1) > "$IMG/initrd.img.tmp"

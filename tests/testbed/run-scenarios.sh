@@ -1,6 +1,8 @@
 #!/bin/bash
 # run-scenarios.sh BUILD_DIR - the end-to-end tests on real NVMe/TCP and NVMe/RDMA traffic in the two-VM test bed,
-# each checked against ground truth (tests/testbed/check_run.py). One boot of the VMs serves all
+# each checked against ground truth (tests/testbed/check_run.py), on each guest kernel of
+# NTPROF_SCENARIO_KERNELS (default "6.1 6.12": Debian 12's own kernel, and the 6.12 kernel whose
+# NVMe/TCP drivers send with sock_sendmsg). One boot of the VMs per kernel serves all its
 # scenarios. Prints "N passed, M failed" last.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,11 +14,12 @@ export NTPROF_BUILD_DIR=$build
 runtime=${NTPROF_SCENARIO_RUNTIME:-30}
 drive_delay_us=${NTPROF_SCENARIO_DRIVE_US:-10000}
 link_delay_us=${NTPROF_SCENARIO_LINK_US:-10000}
+kernels=${NTPROF_SCENARIO_KERNELS:-6.1 6.12}
 
 # One boot for both transports: a subsystem over NVMe/TCP and one over NVMe/RDMA (soft-RoCE), on
 # the same null_blk drives.
 # systemd as init: the control-plane scenarios run ntprofd as its systemd unit.
-boot_testbed() { "$tb" up --systemd --transport tcp,rdma && eval "$("$tb" env)"; }
+boot_testbed() { "$tb" up --kernel "$kernel" --systemd --transport tcp,rdma && eval "$("$tb" env)"; }
 # qemu's VM-to-VM link can die for good under TCG (see `tb link-check`): a fault of the test bed,
 # not of ntprof. It is checked before each scenario, and a scenario that failed on a dead link runs
 # once more on a fresh boot; both are said in the output.
@@ -29,7 +32,7 @@ reboot_testbed() {
 passed=0
 failed=0
 scenario() {  # NAME COMMAND...: one scenario passes when its command exits 0
-  local name=$1; shift
+  local name="[$kernel] $1"; shift
   echo "--- scenario: $name"
   "$tb" link-check >/dev/null || reboot_testbed
   if "$@"; then passed=$((passed + 1)); echo "--- $name: passed"; return; fi
@@ -40,19 +43,10 @@ scenario() {  # NAME COMMAND...: one scenario passes when its command exits 0
   failed=$((failed + 1)); echo "--- $name: FAILED"
 }
 
-trap '"$tb" down >/dev/null 2>&1' EXIT
-boot_testbed || { echo "0 passed, 1 failed"; exit 1; }
-out=$NTPROF_TB_SHARE/out
-
 run_and_check() {  # NAME [record-run args...]
   local name=$1; shift
   "$record" "$name" --runtime "$runtime" "$@" >/dev/null && $check consistent "$out/$name"
 }
-
-# The baseline and the delay runs sample every command (-s 1): then each command carries the same
-# probes, and the kernel's own block accounting is ground truth for the end-to-end latency.
-scenario "baseline 4KiB randread QD1 over TCP, end to end vs the block layer's accounting" bash -c "
-  '$record' baseline --runtime $runtime -s 1 >/dev/null && $check consistent '$out/baseline' --latency"
 
 # The I/O classes, one after the other in one recording per transport (fio stonewall): 4 KiB and
 # 128 KiB reads and writes at QD1 (TCP: in-capsule writes, R2T writes, multi-PDU reads; RDMA:
@@ -64,44 +58,64 @@ record_classes() {  # NAME TRANSPORT
   "$record" "$1" --transport "$2" --runtime "$class_runtime" -s 1 -- $classes >/dev/null
 }
 classes_run() {  # TRANSPORT
-  record_classes "classes-$1" "$1" && $check classes "$out/classes-$1"
+  record_classes "classes-$1$k" "$1" && $check classes "$out/classes-$1$k"
 }
 delay_run() {  # NAME TRANSPORT STAGE MICROSECONDS: the classes again, STAGE must have moved
-  record_classes "$1-$2" "$2" && $check consistent "$out/$1-$2" &&
-    $check shift "$out/classes-$2" "$out/$1-$2" "$3" "$4" --classes
+  record_classes "$1-$2$k" "$2" && $check consistent "$out/$1-$2$k" &&
+    $check shift "$out/classes-$2$k" "$out/$1-$2$k" "$3" "$4" --classes
 }
-for t in tcp rdma; do
-  scenario "$t: four I/O classes, 100 % matched, stages > 0 and summing to end to end" classes_run $t
-done
-"$tb" set-drive-delay $((drive_delay_us * 1000)) >/dev/null 2>&1
-for t in tcp rdma; do
-  scenario "$t: drive delay ${drive_delay_us} us lands in storage, every class" \
-    delay_run drive $t storage "$drive_delay_us"
-done
-"$tb" set-drive-delay 0 >/dev/null 2>&1
-"$tb" set-link-delay "$link_delay_us" >/dev/null 2>&1
-for t in tcp rdma; do
-  scenario "$t: link delay ${link_delay_us} us lands in network, every class (twice for R2T / RDMA READ writes)" \
-    delay_run link $t network "$link_delay_us"
-done
-"$tb" set-link-delay 0 >/dev/null 2>&1
 side_by_side() {  # the README's table: the same workload over both transports
-  "$build/client/ntprofctl" compare "$out/classes-tcp" "$out/classes-rdma" > "$out/compare-tcp-rdma.txt" &&
-    cat "$out/compare-tcp-rdma.txt"
+  "$build/client/ntprofctl" compare "$out/classes-tcp$k" "$out/classes-rdma$k" > "$out/compare-tcp-rdma$k.txt" &&
+    cat "$out/compare-tcp-rdma$k.txt"
 }
-scenario "TCP vs RDMA side by side (ntprofctl compare)" side_by_side
-scenario "4KiB randread QD8 over TCP" run_and_check qd8 -s 10 -- --rw=randread --bs=4k --iodepth=8
-scenario "4KiB randread QD8 over RDMA" run_and_check qd8-rdma -s 10 --transport rdma -- --rw=randread --bs=4k --iodepth=8
-scenario "faults: fio killed, agent SIGKILLed, controller disconnected, wrong role" \
-  "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
-scenario "control plane: ntprofd as a systemd unit, collector over TLS, sessions, watch, kills" \
-  "$repo/tests/testbed/control_plane_scenarios.sh" "$build/client/ntprofctl" \
-  "$build/collector/ntprof-collector" "$build/systemd/ntprofd.service"
-if [ "${NTPROF_BENCH:-0}" = 1 ]; then
-  echo "--- benchmark: agent overhead"
-  "$repo/tests/bench/agent_overhead.sh"
-fi
 
+# Every scenario on the kernel the bed runs; its recordings land in <share>/out/NAME-KERNEL.
+run_kernel_scenarios() {
+  # The baseline and the delay runs sample every command (-s 1): then each command carries the
+  # same probes, and the kernel's own block accounting is ground truth for the end-to-end latency.
+  scenario "baseline 4KiB randread QD1 over TCP, end to end vs the block layer's accounting" bash -c "
+    '$record' baseline$k --runtime $runtime -s 1 >/dev/null && $check consistent '$out/baseline$k' --latency"
+  local t
+  for t in tcp rdma; do
+    scenario "$t: four I/O classes, 100 % matched, stages > 0 and summing to end to end" classes_run $t
+  done
+  "$tb" set-drive-delay $((drive_delay_us * 1000)) >/dev/null 2>&1
+  for t in tcp rdma; do
+    scenario "$t: drive delay ${drive_delay_us} us lands in storage, every class" \
+      delay_run drive $t storage "$drive_delay_us"
+  done
+  "$tb" set-drive-delay 0 >/dev/null 2>&1
+  "$tb" set-link-delay "$link_delay_us" >/dev/null 2>&1
+  for t in tcp rdma; do
+    scenario "$t: link delay ${link_delay_us} us lands in network, every class (twice for R2T / RDMA READ writes)" \
+      delay_run link $t network "$link_delay_us"
+  done
+  "$tb" set-link-delay 0 >/dev/null 2>&1
+  scenario "TCP vs RDMA side by side (ntprofctl compare)" side_by_side
+  scenario "4KiB randread QD8 over TCP" run_and_check qd8$k -s 10 -- --rw=randread --bs=4k --iodepth=8
+  scenario "4KiB randread QD8 over RDMA" run_and_check qd8-rdma$k -s 10 --transport rdma -- --rw=randread --bs=4k --iodepth=8
+  scenario "faults: fio killed, agent SIGKILLed, controller disconnected, wrong role" \
+    "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
+  scenario "control plane: ntprofd as a systemd unit, collector over TLS, sessions, watch, kills" \
+    "$repo/tests/testbed/control_plane_scenarios.sh" "$build/client/ntprofctl" \
+    "$build/collector/ntprof-collector" "$build/systemd/ntprofd.service"
+  if [ "${NTPROF_BENCH:-0}" = 1 ]; then
+    echo "--- benchmark: agent overhead on kernel $kernel"
+    "$repo/tests/bench/agent_overhead.sh"
+  fi
+}
+
+trap '"$tb" down >/dev/null 2>&1' EXIT
+for kernel in $kernels; do
+  echo "=== test bed on kernel $kernel"
+  "$tb" down >/dev/null 2>&1
+  if ! boot_testbed; then
+    failed=$((failed + 1)); echo "--- [$kernel] boot: FAILED"; continue
+  fi
+  out=$NTPROF_TB_SHARE/out
+  k=-$kernel
+  run_kernel_scenarios
+done
 echo "test bed scenarios: $passed passed, $failed failed"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]
