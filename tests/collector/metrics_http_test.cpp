@@ -1,7 +1,8 @@
 // The collector's /metrics endpoint as an HTTP client sees it, plaintext and TLS: a request head
 // over the limit is answered 431 (not a truncated 200), a large body arrives whole with a matching
-// Content-Length even when the client starts reading late, and plain HTTP sent to the TLS port is
-// answered 400 with a hint to use https:// (not a reset connection).
+// Content-Length (to a client that reads late, and when the request carried bytes the server does
+// not read), and plain HTTP sent to the TLS port is answered 400 with a hint to use https:// (not a
+// reset connection).
 #include <arpa/inet.h>
 #include <openssl/ssl.h>
 #include <sys/socket.h>
@@ -154,22 +155,28 @@ TEST_CASE("metrics_http_oversized_request_header_is_answered_431") {
   CHECK(response.closed_cleanly);
 }
 
-TEST_CASE("metrics_http_large_body_arrives_whole_even_to_a_client_that_reads_late") {
+TEST_CASE("metrics_http_large_body_arrives_whole_with_its_content_length") {
   const bool tls = GENERATE(false, true);
-  INFO((tls ? "TLS" : "plaintext"));
-  // Larger than what the loopback socket buffers hold, so the server's writes block and must go on
-  // past its 2 s send timeout while the client is not yet reading.
+  // Bytes after the request head, which the server never reads: closing on them made the kernel
+  // reset the connection and drop the rest of the response (the defect behind the cut bodies).
+  const size_t unread = GENERATE(0u, 20'000u);
+  INFO((tls ? "TLS" : "plaintext") << ", request body " << unread);
+  // More than the socket buffers hold, so the server's writes block until the client reads.
   std::string expected(16 << 20, '\0');
   for (size_t i = 0; i < expected.size(); ++i) expected[i] = static_cast<char>('a' + i % 26);
   auto server = StartServer(tls, [&] { return expected; });
   Client client(server->port(), tls);
-  client.Send("GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n");
+  std::string request = "GET /metrics HTTP/1.0\r\nHost: localhost\r\n";
+  if (unread > 0) request += "Content-Length: " + std::to_string(unread) + "\r\n";
+  client.Send(request + "\r\n" + std::string(unread, 'b'));
+  // Past the server's 2 s send timeout: a slow reader still gets every byte.
   std::this_thread::sleep_for(std::chrono::seconds(3));
   const Response response = client.ReadResponse();
   CHECK(response.status_line == "HTTP/1.0 200 OK");
   CHECK(response.content_length == expected.size());
   CHECK(response.body.size() == expected.size());
-  CHECK(response.body == expected);
+  const bool body_is_the_metrics = response.body == expected;  // not 16 MiB of expansion if not
+  CHECK(body_is_the_metrics);
   CHECK(response.closed_cleanly);
 }
 

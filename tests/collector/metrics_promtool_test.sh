@@ -48,10 +48,11 @@ for _ in $(seq 50); do grep -q connected "$work/host.log" && grep -q connected "
 "$ctl" start test -s 60 >/dev/null || fail "start session"
 for _ in $(seq 50); do grep -q sent "$work/host.log" && grep -q sent "$work/target.log" && break; sleep 0.2; done
 
-# The gauges are set on the registry's tick (1 s): wait until it has seen both agents.
+# The gauges are set on the registry's tick (1 s): wait for the first tick after the start.
 for _ in $(seq 50); do
   scrape "$port" >"$work/metrics.txt"
-  grep -q '^ntprof_collector_agents_connected 2$' "$work/metrics.txt" && break
+  grep -q '^ntprof_collector_agents_connected 2$' "$work/metrics.txt" &&
+    grep -q '^ntprof_collector_sessions_running 1$' "$work/metrics.txt" && break
   sleep 0.2
 done
 grep -q '^ntprof_collector_agents_connected 2$' "$work/metrics.txt" || fail "agents_connected is not 2"
