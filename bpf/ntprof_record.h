@@ -4,8 +4,8 @@
  *
  * Included by the BPF programs (with vmlinux.h already included) and by user space (C++ adds
  * static_asserts on size and offsets in daemon/record_layout.cpp). A record is what one machine saw of
- * one sampled NVMe command: its identity and the stamps of DESIGN section 1 on that machine's own
- * monotonic clock (bpf_ktime_get_ns). A stamp of 0 means "not seen".
+ * one sampled NVMe command: its identity and the stamps (docs/design.md, "Stage model") on that
+ * machine's own monotonic clock (bpf_ktime_get_ns). A stamp of 0 means "not seen".
  */
 #ifndef NTPROF_RECORD_H
 #define NTPROF_RECORD_H

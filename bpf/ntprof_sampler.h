@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * ntprof_sampler.h - "the same one command in N, with no talking" (DESIGN section 2).
+ * ntprof_sampler.h - "the same one command in N, with no talking" (docs/design.md, "Sampling").
  *
  * One header-only implementation compiled into the BPF programs, the C++ agent and collector, and
  * user-space applications that follow the ntprof probe contract (SPDK). Host and target decide on

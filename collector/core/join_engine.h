@@ -1,4 +1,5 @@
-// Joins the host half and the target half of each sampled command (DESIGN section 3), streaming.
+// Joins the host half and the target half of each sampled command (docs/design.md, "Join"),
+// streaming.
 //
 // Key: (subsystem NQN, cntlid, qid, cid). CIDs are reused, but within one queue both sides see a
 // key's commands in the same order, so the k-th pending host record of a key pairs with the k-th

@@ -1,4 +1,5 @@
-// The on-disk layout of a .ntp recording (DESIGN section 4), shared by NtpWriter and NtpReader.
+// The on-disk layout of a .ntp recording (docs/design.md, "Recordings"), shared by NtpWriter and
+// NtpReader.
 //
 //   magic[8] | u32 format_version | u32 header_len | u32 header_crc32 | FileHeader (protobuf)
 //   frame*   : u32 kind | u32 payload_len | u32 payload_crc32 | payload (protobuf)

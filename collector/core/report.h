@@ -1,4 +1,5 @@
-// What a report says (DESIGN section 6), independent of how it is printed.
+// What a report says (README.md, "ntprofctl report and compare"), independent of how it is
+// printed.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// Reports and comparisons as JSON, with the stable stage and component ids of DESIGN section 1.
+// Reports and comparisons as JSON, with the stable stage and component ids of docs/design.md,
+// "Stage model".
 #pragma once
 
 #include <nlohmann/json.hpp>

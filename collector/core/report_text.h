@@ -1,4 +1,5 @@
-// Plain-text reports and comparisons in the layout storage engineers read (DESIGN section 6).
+// Plain-text reports and comparisons in the layout storage engineers read (README.md,
+// "ntprofctl report and compare").
 #pragma once
 
 #include <string>

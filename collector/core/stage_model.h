@@ -1,5 +1,5 @@
-// The stage model of DESIGN section 1: turns the stamps of one command (host half, target half or
-// both) into stages and their components. Only differences of stamps taken on the same machine are
+// The stage model (docs/design.md, "Stage model"): turns the stamps of one command (host half,
+// target half or both) into stages and their components. Only differences of stamps taken on the same machine are
 // ever formed, so host and target clocks never need to agree.
 #pragma once
 
@@ -49,7 +49,7 @@ enum class Component : uint8_t {
 inline constexpr size_t kStageCount = static_cast<size_t>(Stage::kCount);
 inline constexpr size_t kComponentCount = static_cast<size_t>(Component::kCount);
 
-// Stable JSON ids (DESIGN section 1) and the labels reports print.
+// Stable JSON ids (docs/design.md, "Stage model") and the labels reports print.
 std::string_view StageId(Stage stage);
 std::string_view StageLabel(Stage stage, v1::Stack host_stack, v1::Stack target_stack);
 std::string_view ComponentId(Component component);

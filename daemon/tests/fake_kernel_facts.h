@@ -51,7 +51,7 @@ class FakeKernelFacts : public KernelFacts {
     }
   }
 
-  // Debian 6.1 with nvme-tcp and nvmet-tcp loaded: everything HOOKS.md says attaches.
+  // Debian 6.1 with nvme-tcp and nvmet-tcp loaded: everything docs/hooks.md says attaches there.
   static FakeKernelFacts Debian61() {
     FakeKernelFacts k;
     k.modules = {"nvme_core", "nvme_tcp", "nvmet", "nvmet_tcp"};
