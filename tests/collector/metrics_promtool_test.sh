@@ -10,12 +10,8 @@ promtool=$(command -v promtool) || {
   echo "FAIL: promtool not found: deploy/install-deps.sh installs it (Debian package prometheus)"
   exit 1
 }
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
 
 # GET /metrics over plain HTTP; prints the body (the headers end at the first empty line).
 scrape() {

@@ -5,12 +5,8 @@
 #   ntprofctl_collector_test.sh NTPROFCTL NTPROF_COLLECTOR REPLAY_AGENT MAKE_TEST_RECORDINGS
 set -uo pipefail
 ctl=$1 collector=$2 replay=$3 make_recordings=$4
-work=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; rm -rf "$work"; }
-trap cleanup EXIT
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# shellcheck source=harness.sh
+source "$(dirname "$0")/harness.sh"
 expect_status() {  # expected, description, command...
   local want=$1 what=$2; shift 2
   "$@" >"$work/out" 2>"$work/err"
