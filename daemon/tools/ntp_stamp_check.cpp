@@ -2,6 +2,8 @@
 // A verification aid for the testbed (not installed): for every read/write record it checks that
 // each stage boundary and each component stamp the command should have is there, and that they
 // come in the order the command flows; it prints the sampled share of all completed commands.
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -17,7 +19,26 @@ struct Tally {
   uint64_t counted_commands = 0;
   uint64_t r2t = 0, incapsule = 0;
   std::map<std::string, uint64_t> problems;
+  std::vector<std::string> out_of_order_examples;  // the first few, stamps relative to stamp 0
 };
+
+constexpr size_t kExamples = 5;
+
+// "cid 0x1234 qid 2 op 2: 0:+0 1:+19 ..." with every non-zero stamp in us after the earliest one.
+std::string DescribeStamps(const ntprof::v1::Record& r) {
+  uint64_t first = UINT64_MAX;
+  for (uint64_t s : r.stamps()) if (s) first = std::min(first, s);
+  char head[64];
+  std::snprintf(head, sizeof(head), "cid 0x%04x qid %u op %u:", r.cid(), r.qid(), r.opcode());
+  std::string out = head;
+  for (int i = 0; i < r.stamps_size(); ++i) {
+    if (!r.stamps(i)) continue;
+    char one[48];
+    std::snprintf(one, sizeof(one), " %d:+%.1f", i, (r.stamps(i) - first) / 1000.0);
+    out += one;
+  }
+  return out;
+}
 
 bool Ordered(const ntprof::v1::Record& r, std::initializer_list<int> chain) {
   uint64_t prev = 0;
@@ -90,6 +111,8 @@ void Check(const ntprof::v1::Record& r, Tally& t) {
     ++t.ordered;
   } else {
     ++t.problems["out of order"];
+    if (t.out_of_order_examples.size() < kExamples)
+      t.out_of_order_examples.push_back(DescribeStamps(r));
   }
 }
 
@@ -144,6 +167,8 @@ int main(int argc, char** argv) {
                 (unsigned long long)losses.nested_probe_miss(), (*reader)->finalized() ? "yes" : "no");
     for (const auto& [what, n] : t.problems)
       std::printf("  %s: %llu\n", what.c_str(), (unsigned long long)n);
+    for (const std::string& e : t.out_of_order_examples)
+      std::printf("    out of order, stamp index:+us: %s\n", e.c_str());
     if (t.complete != t.judged || t.ordered != t.complete) rc = 1;
   }
   return rc;

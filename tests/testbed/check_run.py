@@ -8,13 +8,14 @@
                                              with -s 1 so every command carries the same probes);
                                              fio's latencies printed
   check_run.py NTPROFCTL shift BASE_DIR NEW_DIR STAGE MICROSECONDS [--classes]
-                                             STAGE's median rose by MICROSECONDS +- 10 %, and no other
-                                             stage's median rose by more than 10 % of it. --classes: in every
-                                             I/O class (group) of the run, each with the number of
-                                             times its command crosses the delayed path (R2T and
-                                             RDMA READ writes cross a link delay twice); for 128 KiB
-                                             classes network must rise as much as end to end did
-                                             (+-10 % of the injected delay; see shift_one)
+                                             storage: its median rose by MICROSECONDS +- 10 %;
+                                             network: it rose as much as end to end did (+-10 % of
+                                             MICROSECONDS), which rose by at least the delay;
+                                             either way no other stage's median rose by more than
+                                             10 % of it. --classes: in every I/O class (group) of
+                                             the run, each with the number of times its command
+                                             crosses the delayed path (R2T and RDMA READ writes
+                                             cross a link delay twice); see shift_one
   check_run.py NTPROFCTL classes RUN_DIR     consistent, and the run has the four I/O classes (read
                                              and write, 4 KiB and 128 KiB), each with every stage
                                              above 0 and the components its transport gives it
@@ -157,10 +158,6 @@ def stage_medians(group):
     return {s["id"]: s["p50_us"] for s in group["stages"]}
 
 
-def stage_medians(group):
-    return {s["id"]: s["p50_us"] for s in group["stages"]}
-
-
 def shift_one(label, base, new, stage, injected_us, windowed=False):
     """base/new: the class's groups. Compared by median: under emulation a few commands wait tens
     of ms on a descheduled vCPU (p99 >> p50), which moves a mean by more than the tolerance.
@@ -173,12 +170,18 @@ def shift_one(label, base, new, stage, injected_us, windowed=False):
     e2e_delta = stage_medians(new)["end_to_end"] - stage_medians(base)["end_to_end"]
     base, new = stage_medians(base), stage_medians(new)
     delta = new[stage] - base[stage]
-    if windowed and stage == "network":
-        # TCP's window makes the rise larger than the delay; soft-RoCE's CPU-bound transfer under
-        # emulation overlaps with it and makes it smaller (both measured): the end to end tells.
-        check(abs(delta - e2e_delta) <= 0.10 * injected_us and e2e_delta >= 0.5 * injected_us,
+    if stage == "network":
+        # What a link delay adds is the end to end's rise, not the netem setting: TCP's window
+        # makes a 128 KiB rise larger, soft-RoCE's CPU-bound transfer under emulation overlaps
+        # with it and makes it smaller, and even a 4 KiB command gains 3-13 % more than the
+        # setting under TCG (netem's timer, idle vCPUs waking; measured, in the end to end as
+        # much as in network). All of the rise must be in network, and at least the delay must
+        # have been added (half of it for windowed transfers).
+        floor = 0.5 if windowed else 0.9
+        check(abs(delta - e2e_delta) <= 0.10 * injected_us and e2e_delta >= floor * injected_us,
               f"{label}: {stage} median rose {delta:.1f} us = end to end's rise {e2e_delta:.1f} us "
-              f"(+-10 % of the {injected_us:.0f} us injected; mean rose {mean_delta:.1f} us)")
+              f"(+-10 % of the {injected_us:.0f} us injected, {delta / injected_us - 1:+.1%} of it; "
+              f"mean rose {mean_delta:.1f} us)")
     else:
         check(abs(delta - injected_us) <= 0.10 * injected_us,
               f"{label}: {stage} median rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %; "
