@@ -24,9 +24,30 @@ boot_testbed() { "$tb" up --kernel "$kernel" --systemd --transport tcp,rdma && e
 # not of ntprof. It is checked before each scenario, and a scenario that failed on a dead link runs
 # once more on a fresh boot; both are said in the output.
 reboot_testbed() {
-  echo "--- test bed: the VM-to-VM link is dead; rebooting both VMs"
+  echo "--- test bed: a VM or the VM-to-VM link is dead; rebooting both VMs"
   "$tb" down >/dev/null 2>&1
   boot_testbed
+}
+
+# A scenario that hangs (a guest kernel that died under I/O leaves the other side's commands
+# waiting) is stopped after this long, so CI reports it instead of running out of time.
+scenario_timeout=${NTPROF_SCENARIO_TIMEOUT:-900}
+in_time() {  # COMMAND...: an exported function or a program, killed after scenario_timeout
+  timeout -k 30 "$scenario_timeout" bash -c '"$@"' _ "$@"
+  local rc=$?
+  [ $rc = 124 ] && echo "--- stopped after ${scenario_timeout} s"
+  return $rc
+}
+# What a guest kernel said when it died: printed in full, never hidden by the rerun below.
+guest_crash_report() {
+  local role
+  for role in target host; do
+    if "$tb" log $role 2>/dev/null | grep -qE 'Kernel panic|Oops:|BUG:'; then
+      echo "--- test bed: the $role VM's kernel crashed ($("$tb" status 2>/dev/null | grep "^$role:" | cut -c1-60)):"
+      "$tb" log $role | grep -E -A12 'Oops:|BUG:' | head -40
+      "$tb" log $role | grep -E 'Kernel panic' | head -2
+    fi
+  done
 }
 
 passed=0
@@ -35,10 +56,13 @@ scenario() {  # NAME COMMAND...: one scenario passes when its command exits 0
   local name="[$kernel] $1"; shift
   echo "--- scenario: $name"
   "$tb" link-check >/dev/null || reboot_testbed
-  if "$@"; then passed=$((passed + 1)); echo "--- $name: passed"; return; fi
-  if ! "$tb" link-check >/dev/null && reboot_testbed; then
-    echo "--- $name: failed on a dead VM-to-VM link; running it once more"
-    if "$@"; then passed=$((passed + 1)); echo "--- $name: passed (second boot)"; return; fi
+  if in_time "$@"; then passed=$((passed + 1)); echo "--- $name: passed"; return; fi
+  if ! "$tb" link-check >/dev/null; then
+    guest_crash_report
+    if reboot_testbed; then
+      echo "--- $name: failed on a dead VM or VM-to-VM link; running it once more"
+      if in_time "$@"; then passed=$((passed + 1)); echo "--- $name: passed (second boot)"; return; fi
+    fi
   fi
   failed=$((failed + 1)); echo "--- $name: FAILED"
 }
@@ -97,8 +121,10 @@ sys.exit(0 if plan["ready"] and "'$want'" in sends and not ({"sock_sendmsg", "ke
 measure() {  # NAME COMMAND...
   local name="[$kernel] $1"; shift
   echo "--- measurement (open on this kernel, not counted): $name"
-  "$@"
+  "$tb" link-check >/dev/null || reboot_testbed
+  in_time "$@"
   echo "--- $name: measured (checks exit $?)"
+  "$tb" link-check >/dev/null || guest_crash_report
 }
 
 # The full set on Debian 12's 6.1; on 6.12 (Linux >= 6.5, where NVMe/TCP sends with sock_sendmsg)
@@ -145,6 +171,10 @@ run_kernel_scenarios() {
   fi
 }
 
+# the scenarios run in child shells (in_time): they need these
+export -f run_and_check record_classes classes_run delay_run side_by_side probe_run
+export record check tb build repo runtime class_runtime classes
+
 trap '"$tb" down >/dev/null 2>&1' EXIT
 for kernel in $kernels; do
   echo "=== test bed on kernel $kernel"
@@ -152,8 +182,7 @@ for kernel in $kernels; do
   if ! boot_testbed; then
     failed=$((failed + 1)); echo "--- [$kernel] boot: FAILED"; continue
   fi
-  out=$NTPROF_TB_SHARE/out
-  k=-$kernel
+  export out=$NTPROF_TB_SHARE/out k=-$kernel kernel
   run_kernel_scenarios
 done
 echo "test bed scenarios: $passed passed, $failed failed"
