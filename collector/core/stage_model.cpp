@@ -20,6 +20,7 @@ constexpr std::array<StageInfo, kStageCount> kStages{{
     {"local_device", "device (driver + drive)"},
     {"end_to_end", "end to end"},
     {"target_total", "in target (T0-T5)"},
+    {"target_network_wait", "waiting on the network (data transfers)"},
 }};
 
 struct ComponentInfo {
@@ -233,7 +234,7 @@ const std::vector<Stage>& StagesOf(Scope scope) {
                                             Stage::kNetworkAndTarget, Stage::kLocalDevice,
                                             Stage::kEndToEnd};
   static const std::vector<Stage> target_only{Stage::kTargetDriver, Stage::kStorage,
-                                              Stage::kTargetTotal};
+                                              Stage::kTargetNetworkWait, Stage::kTargetTotal};
   switch (scope) {
     case Scope::kJoined: return joined;
     case Scope::kHostOnly: return host_only;
@@ -267,7 +268,12 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
       Set(&b, Component::kR2tRoundTrip, t.r2t_wait - h.r2t_turnaround);
       fabric -= t.r2t_wait - h.r2t_turnaround;
     }
-    if (t.xfer != 0) {
+    // A write's RDMA READ runs inside the target's span, so the host waited through all of it.
+    // A read's data WRITEs and response SEND complete at the target when the host's ACK is
+    // back, which can be after the host already had the response (measured: up to ms with
+    // soft-RoCE): that span is no part of network, and the read's data crossing cannot be told
+    // apart from the rest of it. It stays in the fabric component.
+    if (t.xfer != 0 && !t.xfer_after_backend) {
       Set(&b, Component::kRdmaDataTransfer, t.xfer);
       fabric -= t.xfer;
     }
@@ -285,6 +291,8 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
   } else {
     b.scope = Scope::kTargetOnly;
     Set(&b, Stage::kTargetTotal, static_cast<int64_t>(t.t5 - t.t0));
+    // what the target driver stage leaves out of the target's span, so the rows add up
+    Set(&b, Stage::kTargetNetworkWait, t.r2t_wait + t.xfer);
   }
   return b;
 }

@@ -23,6 +23,7 @@ enum class Stage : uint8_t {
   kLocalDevice,       // a local block device (no fabric): H1-H5, its driver and the drive
   kEndToEnd,          // host view: H5-H0
   kTargetTotal,       // target recorded alone: T5-T0
+  kTargetNetworkWait, // target recorded alone: its waits on the network (R2T data, RDMA transfers)
   kCount,
 };
 
@@ -35,7 +36,7 @@ enum class Component : uint8_t {
   kFabric,               // network minus the components below
   kR2tRoundTrip,         // TCP writes with R2T: R2T sent -> data in, less the host's turn-around
   kReadDataTransfer,     // TCP reads: first data PDU -> response capsule, at the host
-  kRdmaDataTransfer,     // RDMA WRITE (reads) / READ (writes) posted -> completed at the target
+  kRdmaDataTransfer,     // RDMA READ of a write's data: posted -> completed at the target
   kTargetReceive,        // T1-T0
   kTargetSubmit,         // T2-T1, less the time waiting for data
   kTargetRespond,        // T4-T3

@@ -72,9 +72,10 @@ def expected_components(transport, op, size):
             return ["r2t_round_trip", "host_r2t_data"]   # beyond nvmet-tcp's in-capsule limit
         return ["read_data_transfer"] if op == "read" else []
     if transport == "rdma":
-        if op == "read" or size > 4096:
-            return ["rdma_data_transfer"]                # RDMA WRITE of read data / READ of write data
-        return []                                        # 4 KiB writes travel in the capsule
+        if op == "write" and size > 4096:
+            return ["rdma_data_transfer"]                # the target pulls the data: RDMA READ
+        return []                                        # 4 KiB writes travel in the capsule; a
+                                                         # read's RDMA WRITE stays in fabric
     return []
 
 
