@@ -1,5 +1,4 @@
-// Plain-text reports and comparisons in the layout storage engineers read (README.md,
-// "ntprofctl report and compare").
+// Plain-text reports and comparisons in the layout storage engineers read (docs/usage.md).
 #pragma once
 
 #include <string>

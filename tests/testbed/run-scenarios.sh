@@ -88,7 +88,7 @@ delay_run() {  # NAME TRANSPORT STAGE MICROSECONDS: the classes again, STAGE mus
   record_classes "$1-$2$k" "$2" && $check consistent "$out/$1-$2$k" &&
     $check shift "$out/classes-$2$k" "$out/$1-$2$k" "$3" "$4" --classes
 }
-side_by_side() {  # the README's table: the same workload over both transports
+side_by_side() {  # docs/measurements.md's table: the same workload over both transports
   "$build/client/ntprofctl" compare "$out/classes-tcp$k" "$out/classes-rdma$k" > "$out/compare-tcp-rdma$k.txt" &&
     cat "$out/compare-tcp-rdma$k.txt"
 }
