@@ -99,6 +99,7 @@ bool OpenChannel(const std::string& address, const CollectorFlags& tls,
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, tls.keepalive_s * 1000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);  // an idle agent keeps pinging
+  if (tls.own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   *channel = grpc::CreateCustomChannel(address, credentials, args);
   return true;
 }

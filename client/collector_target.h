@@ -29,6 +29,9 @@ struct CollectorFlags {
   // closer than 4 s apart); a peer that does not answer within the same time is dropped, so a
   // half-open connection (a vanished machine, a frozen network path) ends and the caller reconnects.
   int keepalive_s = 20;
+  // A connection of this channel's own, not one shared with the process's other channels to the
+  // address: a shared one may still be backing off from a collector that died (watch reconnects).
+  bool own_connection = false;
 };
 
 // Adds --collector, --tls-ca, --tls-cert, --tls-key, --insecure to a verb.

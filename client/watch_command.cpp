@@ -1,13 +1,15 @@
 #include "watch_command.h"
 
-#include <google/protobuf/util/json_util.h>
-
+#include <algorithm>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "collector_target.h"
 #include "exit_codes.h"
-#include "whole_number.h"
 #include "ntprof/v1/collector.grpc.pb.h"
+#include "watch_ndjson.h"
+#include "whole_number.h"
 
 namespace ntprof::cli {
 namespace {
@@ -20,6 +22,11 @@ struct WatchArgs {
   uint32_t interval_s = 1;
   int count = 0;
 };
+
+// Pauses between reconnect attempts: short at first (a restart takes a second or two), then at
+// most kMaxBackoff so the watch resumes soon after a longer outage.
+constexpr std::chrono::milliseconds kFirstBackoff{500};
+constexpr std::chrono::milliseconds kMaxBackoff{5000};
 
 std::string Clock(uint64_t wall_ns) {
   const time_t seconds = static_cast<time_t>(wall_ns / 1'000'000'000);
@@ -44,46 +51,113 @@ void PrintTable(const v1::WatchUpdate& update, uint64_t* dropped_seen) {
   std::cout.flush();
 }
 
-void PrintNdjson(const v1::WatchUpdate& update) {
-  google::protobuf::util::JsonPrintOptions options;
-  options.always_print_primitive_fields = true;
-  options.preserve_proto_field_names = true;
-  std::string line;
-  (void)google::protobuf::util::MessageToJsonString(update, &line, options);
-  std::cout << line << "\n";
-  std::cout.flush();
+v1::WatchRequest RequestOf(const WatchArgs& args) {
+  v1::WatchRequest request;
+  request.set_session(args.session);
+  request.set_interval_s(args.interval_s);
+  for (const auto& h : args.hosts) request.add_hosts(h);
+  for (const auto& t : args.targets) request.add_targets(t);
+  for (const auto& g : args.groups) request.add_groups(g);
+  for (const auto& s : args.subsystems) request.add_subsystems(s);
+  return request;
+}
+
+// What the watch has printed so far, across reconnects.
+struct WatchProgress {
+  int received = 0;           // intervals printed
+  uint64_t dropped_seen = 0;  // the current stream's drop count already reported
+};
+
+// How one Watch call ended.
+struct StreamEnd {
+  bool count_reached = false;
+  bool got_updates = false;  // the stream delivered at least one interval
+  grpc::Status status;
+};
+
+// Prints the stream's intervals until --count is reached or the stream ends. on_first_update runs
+// before the first interval is printed.
+template <typename OnFirstUpdate>
+StreamEnd FollowStream(v1::Collector::Stub& stub, const v1::WatchRequest& request,
+                       const WatchArgs& args, WatchProgress* progress,
+                       OnFirstUpdate on_first_update) {
+  StreamEnd end;
+  grpc::ClientContext context;
+  auto reader = stub.Watch(&context, request);
+  v1::WatchUpdate update;
+  progress->dropped_seen = 0;  // a new stream counts its drops from 0
+  while (reader->Read(&update)) {
+    if (!end.got_updates) on_first_update();
+    end.got_updates = true;
+    if (args.format == "ndjson") {
+      std::cout << WatchUpdateJson(update) << "\n";
+      std::cout.flush();
+    } else {
+      PrintTable(update, &progress->dropped_seen);
+    }
+    if (args.count > 0 && ++progress->received >= args.count) {
+      context.TryCancel();
+      end.count_reached = true;
+      break;
+    }
+  }
+  end.status = reader->Finish();
+  return end;
+}
+
+// The stream broke because the collector went away (killed, restarted, the network path lost),
+// not because it refused the request: worth reconnecting.
+bool CollectorWentAway(const grpc::Status& status) {
+  return status.ok() || status.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         status.error_code() == grpc::StatusCode::CANCELLED;
+}
+
+// A stub on a new connection to the collector (the old one died with the collector).
+std::unique_ptr<v1::Collector::Stub> Redial(const CollectorFlags& flags,
+                                            const CollectorTarget& old) {
+  CollectorTarget fresh;
+  std::string error;
+  // The TLS files were read once already; should one have vanished since, keep the old channel.
+  if (!OpenCollector(flags, &fresh, &error)) fresh.channel = old.channel;
+  return v1::Collector::NewStub(fresh.channel);
 }
 
 int RunWatch(const WatchArgs& args) {
-  return WithCollector<v1::Collector>("watch", args.collector, [&](auto& stub, auto& target) {
-    v1::WatchRequest request;
-    request.set_session(args.session);
-    request.set_interval_s(args.interval_s);
-    for (const auto& h : args.hosts) request.add_hosts(h);
-    for (const auto& t : args.targets) request.add_targets(t);
-    for (const auto& g : args.groups) request.add_groups(g);
-    for (const auto& s : args.subsystems) request.add_subsystems(s);
-    grpc::ClientContext context;
-    auto reader = stub.Watch(&context, request);
-    v1::WatchUpdate update;
-    uint64_t dropped_seen = 0;
-    int received = 0;
-    while (reader->Read(&update)) {
-      if (args.format == "ndjson") {
-        PrintNdjson(update);
-      } else {
-        PrintTable(update, &dropped_seen);
-      }
-      if (args.count > 0 && ++received >= args.count) {
-        context.TryCancel();
-        break;
+  CollectorFlags flags = args.collector;
+  flags.own_connection = true;  // each reconnect dials afresh, see CollectorFlags
+  return WithCollector<v1::Collector>("watch", flags, [&](auto& stub, auto& target) {
+    const v1::WatchRequest request = RequestOf(args);
+    WatchProgress progress;
+    StreamEnd end = FollowStream(stub, request, args, &progress, [] {});
+    if (end.count_reached) return kOk;
+    // Unreachable from the start, or a refusal: nothing to resume.
+    if (!end.got_updates || !CollectorWentAway(end.status)) {
+      return RpcFailure("watch", target, end.status);
+    }
+    while (true) {
+      std::cerr << "ntprofctl watch: collector at " << target.address << " went away"
+                << (end.status.error_message().empty() ? ""
+                                                       : " (" + end.status.error_message() + ")")
+                << "; reconnecting\n";
+      auto backoff = kFirstBackoff;
+      do {
+        std::this_thread::sleep_for(backoff);
+        backoff = std::min(backoff * 2, kMaxBackoff);
+        end = FollowStream(*Redial(flags, target), request, args, &progress, [&] {
+          std::cerr << "ntprofctl watch: collector at " << target.address
+                    << " is back; watching again\n";
+        });
+        if (end.count_reached) return kOk;
+      } while (!end.got_updates && CollectorWentAway(end.status));
+      if (!CollectorWentAway(end.status)) {
+        // The session was stopped while the collector was away: the watch is over.
+        if (end.status.error_code() == grpc::StatusCode::FAILED_PRECONDITION) {
+          std::cerr << "ntprofctl watch: " << end.status.error_message() << "\n";
+          return kOk;
+        }
+        return RpcFailure("watch", target, end.status);
       }
     }
-    const grpc::Status status = reader->Finish();
-    if (!status.ok() && status.error_code() != grpc::StatusCode::CANCELLED) {
-      return RpcFailure("watch", target, status);
-    }
-    return kOk;
   });
 }
 
@@ -99,13 +173,19 @@ targets. Filters keep commands seen by the named hosts / targets / subsystems, a
 starts with the given text. A terminal that reads too slowly loses its oldest intervals; the line
 says how many. Stops at Ctrl-C (or after --count intervals).
 
-Exit status: 0 after --count intervals, 1 collector unreachable, 2 no session NAME, or it
-is stopped (`ntprofctl report NAME` shows what it recorded).
+When the collector goes away mid-watch (restarted, killed, the network lost), watch says so on
+stderr, reconnects (every 0.5 s at first, then every 5 s at most), resumes the same watch and says
+when the collector is back.
+
+Exit status: 0 after --count intervals, or when session NAME was stopped while the collector was
+away; 1 collector unreachable at the start; 2 no session NAME, or it is stopped (`ntprofctl report
+NAME` shows what it recorded).
 
 Examples:
   ntprofctl watch
   ntprofctl watch base --host web1 --group read
-  ntprofctl watch -o ndjson --interval 10 | jq -c '.groups[] | {name, mean_ns}')HELP");
+  ntprofctl watch -o ndjson --interval 10 | jq -c '.groups[] | {name, mean_ns}')HELP" +
+              std::string(kWatchNdjsonFields));
   cmd->add_option("session", args->session, "Only this session (default: all running)");
   cmd->add_option("-o,--output", args->format,
                   "table (default) or ndjson (one object per interval)")

@@ -44,24 +44,31 @@ GroupComparison CompareGroup(const GroupReport& base, const GroupReport& next) {
   gc.new_name = next.name;
   gc.base_latency = base.latency;
   gc.new_latency = next.latency;
-  // Stages in the model's order, each once, the total last.
+  // Both latencies are end to end (host view) or both in-target: each scope's last stage.
+  gc.latency_compared = StagesOf(base.scope).back() == StagesOf(next.scope).back();
+  // Stages in the model's order, each once, the total last. A stage only one run has (the other
+  // recorded other halves) has nothing to be compared with.
+  std::vector<Stage> order;
   for (size_t i = 0; i < kStageCount; ++i) {
     const auto s = static_cast<Stage>(i);
-    if (s == Stage::kEndToEnd || s == Stage::kTargetTotal) continue;
-    auto b = MeanOf(base, s);
-    auto n = MeanOf(next, s);
-    if (b || n) gc.stages.push_back(StageDelta{s, LabelOf(base, next, s), b, n});
+    if (s != Stage::kEndToEnd && s != Stage::kTargetTotal) order.push_back(s);
   }
-  for (Stage total : {Stage::kEndToEnd, Stage::kTargetTotal}) {
-    auto b = MeanOf(base, total);
-    auto n = MeanOf(next, total);
-    if (b || n) gc.stages.push_back(StageDelta{total, LabelOf(base, next, total), b, n});
+  order.push_back(Stage::kEndToEnd);
+  order.push_back(Stage::kTargetTotal);
+  for (Stage s : order) {
+    StageDelta d{s, LabelOf(base, next, s), MeanOf(base, s), MeanOf(next, s)};
+    if (d.base_mean_ns && d.new_mean_ns) {
+      gc.stages.push_back(std::move(d));
+    } else if (d.base_mean_ns) {
+      gc.base_only.push_back(std::move(d));
+    } else if (d.new_mean_ns) {
+      gc.new_only.push_back(std::move(d));
+    }
   }
   double most = 0;
   double most_ratio = 1;
   for (const StageDelta& d : gc.stages) {
     if (d.stage == Stage::kEndToEnd || d.stage == Stage::kTargetTotal) continue;
-    if (!d.base_mean_ns || !d.new_mean_ns) continue;
     const double grew = *d.new_mean_ns - *d.base_mean_ns;
     if (grew > most) {
       most = grew;

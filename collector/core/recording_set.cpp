@@ -228,7 +228,8 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
           c.reader->records_read();
     }
   }
-  Report report = builder.Build(headers_.front().sample_rate(), span_ns, &stats);
+  // A recording often starts before the workload and stops after it: rates over its I/O only.
+  Report report = builder.Build(headers_.front().sample_rate(), span_ns, &stats, RateSpan::kIo);
   report.title = absl::StrJoin(paths_, ", ");
   report.transport = transports.size() == 1 ? *transports.begin() : "mixed";
   report.losses = losses;

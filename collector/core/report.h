@@ -1,4 +1,4 @@
-// What a report says (README.md, "ntprofctl report and compare"), independent of how it is
+// What a report says (docs/usage.md, "ntprofctl report and compare"), independent of how it is
 // printed.
 #pragma once
 
@@ -38,11 +38,19 @@ struct ComponentRow {
   std::optional<double> avg_qd;
 };
 
+// What throughput and avg QD average over.
+enum class RateSpan : uint8_t {
+  kGiven,  // the span given to the builder: one interval of a live session, whose I/O goes on
+  kIo,     // the span in which each group (each device's reads or writes) had I/O: a recording
+           // often starts before the workload and stops after it
+};
+
 struct Throughput {
   std::string device;
   std::string direction;  // "read" / "write"
   double iops = 0;
   double bytes_per_s = 0;
+  double span_s = 0;      // what iops averages over
 };
 
 struct GroupReport {
@@ -55,6 +63,8 @@ struct GroupReport {
   std::vector<StageRow> stages;       // in print order, the total last
   std::vector<ComponentRow> components;
   std::optional<Throughput> throughput;
+  double io_span_s = 0;      // first to last command of the group, on one machine's clock
+  double avg_qd_span_s = 0;  // what the stages' avg QD averages over
   std::optional<Stage> largest;
   std::vector<std::string> missing_components;  // optional hooks that were not recorded
 };
@@ -73,7 +83,8 @@ struct Report {
   std::string title;             // what was read: files or a session
   std::string transport;         // "tcp", "rdma", "local" or "mixed"
   uint32_t sample_rate = 0;
-  double span_s = 0;
+  double span_s = 0;  // the recording (or the interval)
+  RateSpan rates = RateSpan::kGiven;
   std::vector<GroupReport> groups;
   RecordTally records;
   v1::LossCounters losses;
@@ -92,11 +103,15 @@ struct GroupComparison {
   std::string name;
   std::string base_name;
   std::string new_name;
-  std::vector<StageDelta> stages;  // every stage of either side, the total last
+  std::vector<StageDelta> stages;  // the stages both runs have, the total last
+  // Stages only one run has (it recorded other halves: host alone, target alone): not compared.
+  std::vector<StageDelta> base_only;
+  std::vector<StageDelta> new_only;
   Distribution base_latency;
   Distribution new_latency;
-  std::optional<Stage> grew_most;        // largest absolute increase of the mean
-  std::optional<Stage> grew_most_ratio;  // largest ratio new/base
+  bool latency_compared = true;  // both latencies are end to end, or both in-target
+  std::optional<Stage> grew_most;        // largest absolute increase of a compared stage's mean
+  std::optional<Stage> grew_most_ratio;  // largest ratio new/base of a compared stage
 };
 
 struct Comparison {

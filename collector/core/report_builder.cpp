@@ -28,7 +28,21 @@ std::string SizeName(uint64_t bytes) {
   return absl::StrCat(bytes, units[u]);
 }
 
+namespace {
+
+// The device counters count reads and writes; every other opcode is counted as a read.
+std::string Direction(const std::string& op) { return op == "write" ? "write" : "read"; }
+
+}  // namespace
+
 void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
+  // Spans are taken on one side's clock only: the host's, unless the target was recorded alone.
+  const v1::Record* clock_side = scope_ == Scope::kTargetOnly ? target : host;
+  // Every command of the device ran, matched or not, complete or not: all count for its span.
+  if (clock_side) {
+    direction_spans_[{clock_side->device(), Direction(OpName(clock_side->opcode()))}].Add(
+        *clock_side);
+  }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
   if (scope != scope_) return;  // a leftover of a joined report: the join counts it
   IncompleteRecord why;
@@ -53,6 +67,7 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   for (size_t c = 0; c < kComponentCount; ++c) {
     if (breakdown->components[c]) g.components[c].Add(*breakdown->components[c]);
   }
+  g.io_span.Add(*clock_side);
 }
 
 void ReportBuilder::AddCounters(const v1::DeviceCounters& counters) {
@@ -64,6 +79,8 @@ void ReportBuilder::AddCounters(const v1::DeviceCounters& counters) {
 }
 
 namespace {
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
 
 Distribution Summarize(const LatencyHistogram& h) {
   Distribution d;
@@ -86,10 +103,12 @@ std::optional<double> CommandsInFlight(const LatencyHistogram& h, uint32_t sampl
 
 }  // namespace
 
-Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join) const {
+Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join,
+                            RateSpan rates) const {
   Report report;
   report.sample_rate = sample_rate;
-  report.span_s = static_cast<double>(span_ns) / 1e9;
+  report.span_s = Seconds(span_ns);
+  report.rates = rates;
   const Stage total = scope_ == Scope::kTargetOnly ? Stage::kTargetTotal : Stage::kEndToEnd;
 
   for (const auto& [key, g] : groups_) {
@@ -101,13 +120,16 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     gr.name = absl::StrCat(g.op, " ", SizeName(g.bytes), " ", g.device.empty() ? "?" : g.device);
     const LatencyHistogram& whole = g.stages[static_cast<size_t>(total)];
     gr.latency = Summarize(whole);
+    gr.io_span_s = Seconds(g.io_span.LongestNs());
+    const int64_t qd_span_ns = rates == RateSpan::kIo ? g.io_span.LongestNs() : span_ns;
+    gr.avg_qd_span_s = Seconds(qd_span_ns);
     double largest_mean = -1;
     for (Stage s : StagesOf(scope_)) {
       const LatencyHistogram& h = g.stages[static_cast<size_t>(s)];
       if (h.count() == 0) continue;
       StageRow row{s, std::string(StageLabel(s, g.host_stack, g.target_stack)), Summarize(h),
                    whole.mean() > 0 ? h.mean() / whole.mean() : 0.0,
-                   CommandsInFlight(h, sample_rate, span_ns)};
+                   CommandsInFlight(h, sample_rate, qd_span_ns)};
       if (s != total && row.dist.mean_ns > largest_mean) {
         largest_mean = row.dist.mean_ns;
         gr.largest = s;
@@ -119,14 +141,21 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
       if (h.count() == 0) continue;
       const auto component = static_cast<Component>(c);
       gr.components.push_back(ComponentRow{component, ComponentStage(component), Summarize(h),
-                                           CommandsInFlight(h, sample_rate, span_ns)});
+                                           CommandsInFlight(h, sample_rate, qd_span_ns)});
     }
-    if (auto d = devices_.find(g.device); d != devices_.end() && span_ns > 0) {
-      const bool write = g.op == "write";
-      const double seconds = static_cast<double>(span_ns) / 1e9;
-      gr.throughput = Throughput{g.device, write ? "write" : "read",
+    const std::string direction = Direction(g.op);
+    int64_t throughput_span_ns = span_ns;
+    if (rates == RateSpan::kIo) {
+      const auto spans = direction_spans_.find({g.device, direction});
+      throughput_span_ns = spans == direction_spans_.end() ? 0 : spans->second.LongestNs();
+    }
+    if (auto d = devices_.find(g.device); d != devices_.end() && throughput_span_ns > 0) {
+      const bool write = direction == "write";
+      const double seconds = Seconds(throughput_span_ns);
+      gr.throughput = Throughput{g.device, direction,
                                  (write ? d->second.writes : d->second.reads) / seconds,
-                                 (write ? d->second.write_bytes : d->second.read_bytes) / seconds};
+                                 (write ? d->second.write_bytes : d->second.read_bytes) / seconds,
+                                 seconds};
     }
     report.groups.push_back(std::move(gr));
   }

@@ -5,6 +5,7 @@
 #include <string>
 #include <tuple>
 
+#include "io_span.h"
 #include "latency_histogram.h"
 #include "report.h"
 
@@ -24,8 +25,10 @@ class ReportBuilder {
   void Add(const v1::Record* host, const v1::Record* target);
   void AddCounters(const v1::DeviceCounters& counters);
 
-  // sample_rate and span turn sampled sums into commands in flight (Little's law) and throughput.
-  Report Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join) const;
+  // sample_rate and a span turn sampled sums into commands in flight (Little's law) and throughput:
+  // span_ns (the recording or interval) or, with RateSpan::kIo, the span each group had I/O.
+  Report Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join,
+               RateSpan rates = RateSpan::kGiven) const;
 
   uint64_t incomplete() const { return incomplete_; }
 
@@ -38,6 +41,7 @@ class ReportBuilder {
     v1::Stack target_stack = v1::STACK_KERNEL;
     std::array<LatencyHistogram, kStageCount> stages;
     std::array<LatencyHistogram, kComponentCount> components;
+    IoSpan io_span;
   };
   struct DeviceTotals {
     uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
@@ -45,7 +49,9 @@ class ReportBuilder {
 
   Scope scope_;
   std::map<std::tuple<std::string, uint32_t, std::string>, Group> groups_;
-  std::map<std::string, DeviceTotals> devices_;
+  std::map<std::string, DeviceTotals> devices_;  // from the counters: every command, sampled or not
+  // (device, "read"/"write") -> when its sampled commands ran: the throughput's span.
+  std::map<std::pair<std::string, std::string>, IoSpan> direction_spans_;
   uint64_t incomplete_ = 0;
   std::map<std::string, uint64_t> missing_stamps_;  // why records were incomplete
 };

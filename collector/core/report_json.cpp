@@ -22,6 +22,12 @@ nlohmann::json OptionalNumber(const std::optional<double>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+nlohmann::json StageIds(const std::vector<StageDelta>& stages) {
+  nlohmann::json ids = nlohmann::json::array();
+  for (const StageDelta& d : stages) ids.push_back(StageId(d.stage));
+  return ids;
+}
+
 nlohmann::json GroupJson(const GroupReport& g) {
   nlohmann::json stages = nlohmann::json::array();
   for (const StageRow& row : g.stages) {
@@ -47,6 +53,8 @@ nlohmann::json GroupJson(const GroupReport& g) {
                       {"device", g.device},
                       {"scope", ScopeId(g.scope)},
                       {"latency", DistributionJson(g.latency)},
+                      {"io_span_s", g.io_span_s},
+                      {"avg_qd_span_s", g.avg_qd_span_s},
                       {"stages", std::move(stages)},
                       {"components", std::move(components)},
                       {"largest", g.largest ? nlohmann::json(StageId(*g.largest)) : nullptr}};
@@ -54,14 +62,17 @@ nlohmann::json GroupJson(const GroupReport& g) {
     j["throughput"] = {{"device", g.throughput->device},
                        {"direction", g.throughput->direction},
                        {"iops", g.throughput->iops},
-                       {"bytes_per_s", g.throughput->bytes_per_s}};
+                       {"bytes_per_s", g.throughput->bytes_per_s},
+                       {"span_s", g.throughput->span_s}};
   }
   return j;
 }
 
 nlohmann::json LossesJson(const v1::LossCounters& l) {
   nlohmann::json j = nlohmann::json::object();
-  ForEachLoss(l, [&](const std::string& cause, uint64_t n) { j[cause] = n; });
+  ForEachLoss(l, [&](const std::string& cause, uint64_t n) {
+    if (IsLostRecordCause(cause)) j[cause] = n;
+  });
   return j;
 }
 
@@ -85,6 +96,7 @@ nlohmann::json ToJson(const Report& report) {
             {"target_only", t.target_only},
             {"incomplete", t.incomplete}}},
           {"losses", LossesJson(report.losses)},
+          {"probe_runs_skipped", report.losses.nested_probe_miss()},
           {"notes", report.notes}};
 }
 
@@ -108,7 +120,10 @@ nlohmann::json ToJson(const Comparison& c) {
                       {"new_group", g.new_name},
                       {"base_latency", DistributionJson(g.base_latency)},
                       {"new_latency", DistributionJson(g.new_latency)},
+                      {"latency_compared", g.latency_compared},
                       {"stages", std::move(stages)},
+                      {"not_compared", {{"base_only", StageIds(g.base_only)},
+                                        {"new_only", StageIds(g.new_only)}}},
                       {"grew_most", g.grew_most ? nlohmann::json(StageId(*g.grew_most)) : nullptr},
                       {"grew_most_ratio",
                        g.grew_most_ratio ? nlohmann::json(StageId(*g.grew_most_ratio)) : nullptr}});

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace ntprof {
 namespace {
@@ -49,7 +50,6 @@ void RenderLosses(const v1::LossCounters& l, std::string* out) {
       {l.evicted_incomplete(), "never completed (evicted)"},
       {l.missing_stamp(), "missing stamp"},
       {l.spool_full(), "spool full"},
-      {l.nested_probe_miss(), "nested probe missed"},
       {l.completion_missed(), "completion hook skipped by the kernel"},
       {l.unfinished_at_stop(), "still in flight at stop"}};
   std::string parts;
@@ -59,18 +59,41 @@ void RenderLosses(const v1::LossCounters& l, std::string* out) {
   if (!parts.empty()) absl::StrAppend(out, "lost: ", parts, "\n");
 }
 
-void RenderGroup(const GroupReport& g, uint32_t sample_rate, double span_s, TextOptions options,
+// The kernel's recursion misses are runs of a BPF program it skipped, on any command, sampled or
+// not; the agent drops no record for them. What they did to a sampled command is
+// already counted under its own cause.
+void RenderSkippedProbeRuns(uint64_t n, std::string* out) {
+  if (n == 0) return;
+  absl::StrAppend(out, n, n == 1 ? " probe run" : " probe runs",
+                  " skipped by the kernel (nested on one CPU), not a lost record: a sampled "
+                  "command hit by one is counted above as incomplete, unmatched or lost\n");
+}
+
+std::string SpanNote(const GroupReport& g, double span_s, RateSpan rates) {
+  if (rates == RateSpan::kIo) {
+    return absl::StrFormat(", %.1f s recorded; avg QD over the %.1f s the group had I/O", span_s,
+                           g.avg_qd_span_s);
+  }
+  return span_s > 0 ? absl::StrFormat(", %.1f s", span_s) : std::string();
+}
+
+std::string ThroughputSpanNote(const Throughput& t, RateSpan rates) {
+  return rates == RateSpan::kIo ? absl::StrFormat(", over the %.1f s they had I/O", t.span_s)
+                                : std::string();
+}
+
+void RenderGroup(const GroupReport& g, const Report& report, TextOptions options,
                  std::string* out) {
   absl::StrAppend(out, g.name, "  (", ScopeNote(g.scope), ", ", g.latency.n, " sampled");
-  if (sample_rate > 1) absl::StrAppend(out, ", 1 in ", sample_rate);
-  if (span_s > 0) absl::StrAppend(out, absl::StrFormat(", %.1f s", span_s));
-  absl::StrAppend(out, ")\n");
+  if (report.sample_rate > 1) absl::StrAppend(out, ", 1 in ", report.sample_rate);
+  absl::StrAppend(out, SpanNote(g, report.span_s, report.rates), ")\n");
   absl::StrAppend(out, absl::StrFormat("  latency (us): mean %.2f  p50 %.2f  p99 %.2f  p99.9 %.2f\n",
                                        Us(g.latency.mean_ns), Us(g.latency.p50_ns),
                                        Us(g.latency.p99_ns), Us(g.latency.p999_ns)));
   if (g.throughput) {
-    absl::StrAppend(out, absl::StrFormat("  throughput (all %ss on %s): %.0f IOPS, %s\n",
+    absl::StrAppend(out, absl::StrFormat("  throughput (all %ss on %s%s): %.0f IOPS, %s\n",
                                          g.throughput->direction, g.throughput->device,
+                                         ThroughputSpanNote(*g.throughput, report.rates),
                                          g.throughput->iops, Rate(g.throughput->bytes_per_s)));
   }
   absl::StrAppend(out, absl::StrFormat("  %-36s %10s %8s %8s\n", "stage", "mean us", "share", "avg QD"));
@@ -107,12 +130,24 @@ void RenderGroup(const GroupReport& g, uint32_t sample_rate, double span_s, Text
   }
 }
 
+// "network, storage (only in base); network and target (not recorded) (only in new)"
+std::string NotCompared(const GroupComparison& g) {
+  std::vector<std::string> parts;
+  for (const auto& [only, side] : {std::pair{&g.base_only, "base"}, std::pair{&g.new_only, "new"}}) {
+    if (only->empty()) continue;
+    std::vector<std::string> labels;
+    for (const StageDelta& d : *only) labels.push_back(d.label);
+    parts.push_back(absl::StrCat(absl::StrJoin(labels, ", "), " (only in ", side, ")"));
+  }
+  return absl::StrJoin(parts, "; ");
+}
+
 }  // namespace
 
 std::string RenderText(const Report& report, TextOptions options) {
   std::string out;
   for (const GroupReport& g : report.groups) {
-    RenderGroup(g, report.sample_rate, report.span_s, options, &out);
+    RenderGroup(g, report, options, &out);
     out += "\n";
   }
   if (report.groups.empty()) out += "no complete sampled commands\n\n";
@@ -132,6 +167,7 @@ std::string RenderText(const Report& report, TextOptions options) {
   if (t.incomplete > 0) absl::StrAppend(&out, absl::StrFormat("; %d incomplete", t.incomplete));
   out += "\n";
   RenderLosses(report.losses, &out);
+  RenderSkippedProbeRuns(report.losses.nested_probe_miss(), &out);
   for (const std::string& note : report.notes) absl::StrAppend(&out, "note: ", note, "\n");
   return out;
 }
@@ -159,9 +195,15 @@ std::string RenderText(const Comparison& c) {
       absl::StrAppend(&out, absl::StrFormat("  %-36s %s %s %s %s\n", d.label, cell(d.base_mean_ns),
                                             cell(d.new_mean_ns), diff, ratio));
     }
-    absl::StrAppend(&out, absl::StrFormat("  %-36s %10.2f %10.2f %+10.2f\n", "p99 latency",
-                                          Us(g.base_latency.p99_ns), Us(g.new_latency.p99_ns),
-                                          Us(g.new_latency.p99_ns - g.base_latency.p99_ns)));
+    if (g.latency_compared) {
+      absl::StrAppend(&out, absl::StrFormat("  %-36s %10.2f %10.2f %+10.2f\n", "p99 latency",
+                                            Us(g.base_latency.p99_ns), Us(g.new_latency.p99_ns),
+                                            Us(g.new_latency.p99_ns - g.base_latency.p99_ns)));
+    }
+    const std::string not_compared = NotCompared(g);
+    if (!not_compared.empty()) absl::StrAppend(&out, "  not compared: ", not_compared, "\n");
+    // Named among the compared stages only; say so when some were left out.
+    const std::string among = not_compared.empty() ? "" : " of the compared stages";
     auto describe = [&](Stage s) {
       for (const StageDelta& d : g.stages) {
         if (d.stage == s) {
@@ -173,12 +215,12 @@ std::string RenderText(const Comparison& c) {
       return std::string();
     };
     if (g.grew_most) {
-      absl::StrAppend(&out, "  grew most: ", describe(*g.grew_most), "\n");
+      absl::StrAppend(&out, "  grew most", among, ": ", describe(*g.grew_most), "\n");
       if (g.grew_most_ratio && *g.grew_most_ratio != *g.grew_most) {
-        absl::StrAppend(&out, "  largest ratio: ", describe(*g.grew_most_ratio), "\n");
+        absl::StrAppend(&out, "  largest ratio", among, ": ", describe(*g.grew_most_ratio), "\n");
       }
     } else {
-      absl::StrAppend(&out, "  no stage grew\n");
+      absl::StrAppend(&out, "  no", not_compared.empty() ? "" : " compared", " stage grew\n");
     }
     out += "\n";
   }

@@ -1,10 +1,46 @@
 #include "session_reports.h"
 
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "recording_set.h"
 
 namespace ntprof::collector {
+namespace {
+
+// A note the file tools write about a file that was never closed or ends in a cut frame.
+bool AboutOpenFile(const std::string& note) {
+  return note.find(": not finalized") != std::string::npos ||
+         note.find(": truncated;") != std::string::npos;
+}
+
+// Files an agent went on from in a later segment: a collector restart cut them (the agent replayed
+// what was not stored), so they are open but the agent did not stop without closing its recording.
+std::set<std::string> ContinuedFiles(const std::vector<StoredFile>& files) {
+  std::map<AgentKey, int> last_segment;
+  for (const StoredFile& f : files) {
+    auto [it, fresh] = last_segment.emplace(f.agent, f.segment);
+    if (!fresh) it->second = std::max(it->second, f.segment);
+  }
+  std::set<std::string> continued;
+  for (const StoredFile& f : files) {
+    if (f.segment < last_segment.at(f.agent)) continued.insert(f.path);
+  }
+  return continued;
+}
+
+bool AboutFile(const std::string& note, const std::set<std::string>& paths) {
+  for (const std::string& path : paths) {
+    if (absl::StartsWith(note, absl::StrCat(path, ": "))) return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 absl::StatusOr<Report> SessionReport(const StoredSession& session) {
   if (session.files.empty()) {
@@ -25,11 +61,10 @@ absl::StatusOr<Report> SessionReport(const StoredSession& session) {
   auto report = set->BuildReport();
   if (!report.ok()) return report.status();
   report->title = absl::StrCat("session ", session.name);
+  const std::set<std::string> continued = ContinuedFiles(session.files);
   std::vector<std::string> notes;
   for (const std::string& note : report->notes) {
-    const bool about_open_file = note.find(": not finalized") != std::string::npos ||
-                                 note.find(": truncated;") != std::string::npos;
-    if (session.running && about_open_file) continue;
+    if (AboutOpenFile(note) && (session.running || AboutFile(note, continued))) continue;
     notes.push_back(absl::StrReplaceAll(note, short_names));
   }
   // What the files cannot tell: batches an agent declared lost, agents that could not record.

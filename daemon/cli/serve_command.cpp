@@ -1,7 +1,10 @@
 #include "serve_command.h"
 
+#include <string.h>
+
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
 #include "agent_daemon.h"
 #include "collector_target.h"
 #include "exit_codes.h"
@@ -76,7 +79,7 @@ int RunServe(ServeArgs a) {
   const int sig = cli::WaitForStopSignal(signals);
   spdlog::info("signal {}: stopping recordings and leaving", sig);
   agent::NotifySystemd("STOPPING=1");
-  (*daemon)->Shutdown();
+  (*daemon)->Shutdown(absl::StrCat("stopped by signal ", sig, " (", strsignal(sig), ")"));
   return kOk;
 }
 

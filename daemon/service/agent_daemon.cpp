@@ -76,7 +76,7 @@ absl::Status AgentDaemon::Init() {
           if (m.has_start()) {
             recordings_->StartForCollector(m.start().settings());
           } else if (m.has_stop()) {
-            auto st = recordings_->Stop(m.stop().session());
+            auto st = recordings_->Stop(m.stop().session(), "stopped by the collector");
             if (!st.ok())
               spdlog::info("stop {}: {}", m.stop().session(), std::string(st.status().message()));
           }
@@ -133,12 +133,12 @@ v1::AgentHello AgentDaemon::Hello() const {
   return h;
 }
 
-void AgentDaemon::Shutdown() {
+void AgentDaemon::Shutdown(const std::string& stop_reason) {
   if (shut_down_) return;
   shut_down_ = true;
   // Recordings first: their last batch and SessionClosed reach the spool, and the link still has
   // a moment to send them.
-  if (recordings_) recordings_->StopAll();
+  if (recordings_) recordings_->StopAll(stop_reason);
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (link_) {
     for (int i = 0; i < 20 && link_->connected() && spool_->Stats().unacked_messages > 0; ++i)

@@ -35,7 +35,8 @@ class AgentDaemon {
  public:
   static absl::StatusOr<std::unique_ptr<AgentDaemon>> Start(AgentDaemonOptions options);
   ~AgentDaemon();
-  void Shutdown();
+  // stop_reason: why the recordings end, for the journal ("stopped by signal 15 (Terminated)").
+  void Shutdown(const std::string& stop_reason = "stopped: ntprofd is shutting down");
   // Ports the TCP listeners got (for port 0).
   const std::vector<int>& tcp_ports() const { return tcp_ports_; }
 

@@ -49,7 +49,7 @@ grpc::Status AgentService::Start(grpc::ServerContext*, const v1::AgentStartReque
 
 grpc::Status AgentService::Stop(grpc::ServerContext*, const v1::AgentStopRequest* request,
                                 v1::AgentStopReply* reply) {
-  auto trailer = recordings_->Stop(request->session());
+  auto trailer = recordings_->Stop(request->session(), "stopped by a local Agent.Stop");
   if (!trailer.ok()) return ToGrpc(trailer.status());
   *reply->mutable_trailer() = *trailer;
   return grpc::Status::OK;

@@ -28,6 +28,21 @@ struct Recordings::Recording {
   bool header_known = false;
   v1::LossCounters losses;
   std::vector<std::shared_ptr<RecordFeed>> feeds;
+  std::string stop_reason;  // who set `stop`
+
+  void RequestStop(const std::string& reason) {
+    {
+      std::lock_guard lock(mu);
+      if (stop_reason.empty()) stop_reason = reason;  // the first request is the one obeyed
+    }
+    stop = true;
+  }
+  // The recorder's own reason (duration elapsed, device gone) unless it was asked to stop.
+  std::string StopReason(const Recorder& recorder) {
+    if (!stop) return recorder.stop_reason();
+    std::lock_guard lock(mu);
+    return stop_reason;
+  }
 };
 
 namespace {
@@ -130,7 +145,7 @@ Recordings::Recordings(AgentConfig config, agent::Spool* spool, const KernelFact
   }
 }
 
-Recordings::~Recordings() { StopAll(); }
+Recordings::~Recordings() { StopAll("stopped: the agent is shutting down"); }
 
 absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
     const v1::RecordingSettings& settings, bool spooled) {
@@ -235,7 +250,7 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
   Sink sink(this, r.get());
   absl::Status st = (*recorder)->Run(sink, r->stop);
   spdlog::info("session {}: {}, {} records in {} batches{}", s.session(),
-               (*recorder)->stop_reason(), sink.records(), sink.batches(),
+               r->StopReason(**recorder), sink.records(), sink.batches(),
                st.ok() ? "" : absl::StrCat(", failed: ", std::string(st.message())));
   if (st.ok()) {
     finish(sink.trailer());
@@ -279,7 +294,8 @@ absl::StatusOr<v1::FileHeader> Recordings::StartLocal(const v1::RecordingSetting
   return (*r)->started.get_future().get();
 }
 
-absl::StatusOr<v1::FileTrailer> Recordings::Stop(const std::string& session) {
+absl::StatusOr<v1::FileTrailer> Recordings::Stop(const std::string& session,
+                                                 const std::string& reason) {
   std::shared_ptr<Recording> r;
   {
     std::lock_guard lock(mu_);
@@ -290,15 +306,15 @@ absl::StatusOr<v1::FileTrailer> Recordings::Stop(const std::string& session) {
     }
     r = it->second;
   }
-  r->stop = true;
+  r->RequestStop(reason);
   auto result = r->finished_future.get();
   std::lock_guard lock(mu_);
   ReapLocked();
   return result;
 }
 
-void Recordings::StopAll() {
-  for (const std::string& name : Running()) (void)Stop(name);
+void Recordings::StopAll(const std::string& reason) {
+  for (const std::string& name : Running()) (void)Stop(name, reason);
   std::lock_guard lock(mu_);
   ReapLocked();
 }

@@ -46,9 +46,10 @@ class Recordings {
   void StartForCollector(const v1::RecordingSettings& settings);
   // Agent.Start: waits until the programs are attached; nothing is spooled.
   absl::StatusOr<v1::FileHeader> StartLocal(const v1::RecordingSettings& settings);
-  // Stops and finalizes the recording; NotFound when it is not running.
-  absl::StatusOr<v1::FileTrailer> Stop(const std::string& session);
-  void StopAll();
+  // Stops and finalizes the recording; NotFound when it is not running. `reason` is who asked
+  // ("stopped by the collector"): the journal's line about the end of the recording says it.
+  absl::StatusOr<v1::FileTrailer> Stop(const std::string& session, const std::string& reason);
+  void StopAll(const std::string& reason);
 
   // Collector recordings running now (AgentHello.recording_sessions).
   std::vector<std::string> CollectorSessions() const;

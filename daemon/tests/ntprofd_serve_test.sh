@@ -140,6 +140,9 @@ grep -q "block_rq" "$work/probe.txt" || fail "probe shows no block hooks: $(head
 
 # ---- 1. one session, counted against the block layer -------------------------------------------
 counted_session one "" 600 400 0
+# The journal names who ended the recording: `ntprofctl stop` went through the collector.
+grep -q "session one: stopped by the collector, [0-9]* records" "$agent_log" ||
+  fail "the agent's log does not say the collector stopped session one: $(grep 'session one:' "$agent_log")"
 [ "$(status_field collector_connected)" = true ] || fail "Status: not connected: $(agent_status)"
 [ -z "$(status_field spool_batches)" ] || fail "Status: spool not empty after the acks: $(agent_status)"
 [ -n "$(status_field last_acked_seq)" ] || fail "Status: no last_acked_seq: $(agent_status)"

@@ -1,5 +1,7 @@
 // Writes synthetic recordings for the command-line tests: DIR/base (the tutorial's figures),
-// DIR/slow (storage +40 us) and DIR/rate100 (a target file sampled 1 in 100).
+// DIR/slow (storage +40 us), DIR/rate100 (a target file sampled 1 in 100), DIR/hostonly (a host
+// file alone, network +500 us) and DIR/idle (the base run's 1 s of I/O in a 10 s recording, with
+// the device's counters).
 #include <filesystem>
 #include <iostream>
 
@@ -13,15 +15,21 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path dir = argv[1];
-  for (const char* sub : {"base", "slow", "rate100"}) std::filesystem::create_directories(dir / sub);
-  auto timing = [](uint64_t extra_storage) {
-    return [extra_storage](int i) {
-      return CommandTiming{300, 800, 470, 200, (i / 2) % 2 == 0 ? 5'000u : 15'000u, 200, 300,
+  for (const char* sub : {"base", "slow", "rate100", "hostonly", "idle"}) {
+    std::filesystem::create_directories(dir / sub);
+  }
+  auto timing = [](uint64_t extra_storage, uint64_t extra_network = 0) {
+    return [extra_storage, extra_network](int i) {
+      return CommandTiming{300, 800, 470, 200,
+                           ((i / 2) % 2 == 0 ? 5'000u : 15'000u) + extra_network, 200, 300,
                            (i % 2 == 0 ? 50'000u : 70'000u) + extra_storage, 210, 300};
     };
   };
   WriteRun((dir / "base/host.ntp").string(), (dir / "base/target.ntp").string(), RunSpec{}, timing(0));
   WriteRun((dir / "slow/host.ntp").string(), (dir / "slow/target.ntp").string(), RunSpec{}, timing(40'000));
   WriteRun("", (dir / "rate100/target.ntp").string(), RunSpec{.sample_rate = 100}, timing(0));
+  WriteRun((dir / "hostonly/host.ntp").string(), "", RunSpec{}, timing(0, 500'000));
+  WriteRun((dir / "idle/host.ntp").string(), (dir / "idle/target.ntp").string(),
+           RunSpec{.commands = 1000, .span_ns = 10'000'000'000, .device_counters = true}, timing(0));
   return 0;
 }

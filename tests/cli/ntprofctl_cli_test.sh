@@ -31,6 +31,27 @@ check "json report parses" python3 -c 'import json,sys; d=json.load(sys.stdin); 
 run compare "$dir/base" "$dir/slow"
 check "compare names storage" grep -q "grew most: storage, +40.00 us" <<<"$out"
 
+# 1,000 sampled reads (10,000 on the device) in the first second of a 10 s recording.
+run report "$dir/idle"
+check "throughput over the span the reads ran" \
+  grep -q "throughput (all reads on nvme0n1, over the 1.0 s they had I/O): 10009 IOPS" <<<"$out"
+check "avg QD span named" grep -q "10.0 s recorded; avg QD over the 1.0 s the group had I/O" <<<"$out"
+
+run compare "$dir/base" "$dir/hostonly"
+check "joined vs host only: only shared stages in the table" eval '! grep -q "^  storage " <<<"$out"'
+check "joined vs host only: names what was not compared" grep -qF \
+  "not compared: network, target driver, storage (only in base); network and target (not recorded) (only in new)" <<<"$out"
+check "joined vs host only: no compared stage grew (host block and driver are equal)" \
+  grep -q "^  no compared stage grew$" <<<"$out"
+
+run compare "$dir/base" "$dir/hostonly" -o json
+check "joined vs host only: json names what was not compared" python3 -c '
+import json, sys
+g = json.load(sys.stdin)["groups"][0]
+assert g["not_compared"] == {"base_only": ["network", "target_driver", "storage"],
+                             "new_only": ["network_and_target"]}, g["not_compared"]
+assert [s["id"] for s in g["stages"]] == ["host_block", "host_driver", "end_to_end"]' <<<"$out"
+
 head -c 300 "$dir/base/host.ntp" > "$dir/truncated.ntp"
 run report "$dir/truncated.ntp"
 check "truncated file: exit 2, one line naming it" bad_input "$dir/truncated.ntp: truncated"

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "collector_server.h"
+#include "recording_messages.h"
 #include "recording_set.h"
 #include "recording_writer.h"
 #include "report_json.h"
@@ -126,6 +127,25 @@ struct RecordedRun {
     WriteRun(host_file, target_file, spec, Timing);
   }
 };
+
+// An ntprof-collector process on `socket` storing into `data`.
+pid_t LaunchCollector(const std::string& socket, const std::string& data) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    execl(NTPROF_COLLECTOR_BIN, NTPROF_COLLECTOR_BIN, "--listen", socket.c_str(), "--data-dir",
+          data.c_str(), "--metrics-listen", "", "--log-level", "warn", nullptr);
+    _exit(127);
+  }
+  return pid;
+}
+
+void StopCollector(pid_t collector) {
+  kill(collector, SIGTERM);
+  int status = 0;
+  waitpid(collector, &status, 0);
+  CHECK(WIFEXITED(status));
+  CHECK(WEXITSTATUS(status) == 0);
+}
 
 }  // namespace
 
@@ -246,15 +266,7 @@ TEST_CASE("grpc_collector_killed_and_restarted_counts_every_record_once") {
   RecordedRun run(20'000, "restart");
   const std::string socket = "unix:" + run.dir.File("collector.sock");
   const std::string data = run.dir.File("data");
-  auto launch = [&] {
-    const pid_t pid = fork();
-    if (pid == 0) {
-      execl(NTPROF_COLLECTOR_BIN, NTPROF_COLLECTOR_BIN, "--listen", socket.c_str(), "--data-dir",
-            data.c_str(), "--metrics-listen", "", "--log-level", "warn", nullptr);
-      _exit(127);
-    }
-    return pid;
-  };
+  auto launch = [&] { return LaunchCollector(socket, data); };
   pid_t collector = launch();
   auto channel = Plain(socket);
   REQUIRE(Ready(channel));
@@ -293,11 +305,57 @@ TEST_CASE("grpc_collector_killed_and_restarted_counts_every_record_once") {
   CHECK(report["groups"] == files["groups"]);
   run.host.Disconnect();
   run.target.Disconnect();
-  kill(collector, SIGTERM);
-  int status = 0;
-  waitpid(collector, &status, 0);
-  CHECK(WIFEXITED(status));
-  CHECK(WEXITSTATUS(status) == 0);
+  StopCollector(collector);
+}
+
+// A collector restart cuts each agent's file in two (the second one a new segment). Only an agent
+// that never closed the session gets the "not finalized" note, naming its file as Export does; an
+// agent that closed it after the restart gets none.
+TEST_CASE("grpc_report_after_a_collector_restart_notes_only_an_agent_that_did_not_close") {
+  RecordedRun run(2'000, "outage");
+  const std::string socket = "unix:" + run.dir.File("collector.sock");
+  const std::string data = run.dir.File("data");
+  pid_t collector = LaunchCollector(socket, data);
+  auto channel = Plain(socket);
+  REQUIRE(Ready(channel));
+  auto stub = v1::Collector::NewStub(channel);
+  REQUIRE(run.host.Connect(channel));
+  REQUIRE(run.target.Connect(channel));
+  StartSession(*stub, "outage");
+  std::vector<v1::AgentMessage> host = RecordingMessages(run.host_file);
+  std::vector<v1::AgentMessage> target = RecordingMessages(run.target_file);
+  target.pop_back();  // the target's agent is killed: it never sends SessionClosed
+  const size_t before_kill = host.size() / 2;
+  auto send = [](SyntheticAgent& agent, const std::vector<v1::AgentMessage>& messages,
+                 size_t from, size_t to) {
+    for (size_t i = from; i < std::min(to, messages.size()); ++i) agent.Spool(messages[i]);
+    REQUIRE(agent.SendAll());
+    REQUIRE(agent.WaitAcked(agent.last_seq()));
+  };
+  send(run.host, host, 0, before_kill);
+  send(run.target, target, 0, before_kill);
+  kill(collector, SIGKILL);
+  waitpid(collector, nullptr, 0);
+
+  collector = LaunchCollector(socket, data);
+  channel = Plain(socket);
+  REQUIRE(Ready(channel));
+  stub = v1::Collector::NewStub(channel);
+  if (!run.host.Connect(channel)) FAIL("host reconnect: " << run.host.last_error());
+  if (!run.target.Connect(channel)) FAIL("target reconnect: " << run.target.last_error());
+  send(run.host, host, before_kill, host.size());
+  send(run.target, target, before_kill, target.size());
+  StopSession(*stub, "outage");
+
+  const std::string report = RemoteReport(*stub, "outage", false);
+  INFO(report);
+  CHECK(report.find("host1-host") == std::string::npos);
+  CHECK(report.find("note: target1-target-1.ntp: not finalized (the agent stopped without "
+                    "closing it)") != std::string::npos);
+  CHECK(report.find("target1-target.ntp") == std::string::npos);  // the segment cut by the kill
+  run.host.Disconnect();
+  run.target.Disconnect();
+  StopCollector(collector);
 }
 
 TEST_CASE("grpc_garbage_half_open_and_oversized_input_do_not_hurt_the_collector") {

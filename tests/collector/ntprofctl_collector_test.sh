@@ -30,10 +30,18 @@ pids+=($!)
 pids+=($!)
 for _ in $(seq 50); do grep -q connected "$work/host.log" && grep -q connected "$work/target.log" && break; sleep 0.2; done
 
+# A watch from before the start sees the session's records: its ndjson has one type per field.
+"$ctl" watch -o ndjson --count 5 >"$work/watch.ndjson" 2>"$work/watch.err" &
+watch_pid=$!
+for _ in $(seq 50); do [ -s "$work/watch.ndjson" ] && break; sleep 0.1; done
 expect_status 0 "start" "$ctl" start test -s 10
 expect_status 2 "start a clashing name" "$ctl" start test -s 10
 grep -q "already exists" "$work/err" || fail "clashing name: message"
 for _ in $(seq 50); do grep -q sent "$work/host.log" && grep -q sent "$work/target.log" && break; sleep 0.2; done
+wait "$watch_pid" || fail "watch -o ndjson --count 5: exit $? ($(cat "$work/watch.err"))"
+"$(dirname "$0")/check_watch_ndjson.py" <"$work/watch.ndjson" ||
+  fail "watch -o ndjson: field types (output: $(head -c 600 "$work/watch.ndjson"))"
+"$ctl" watch --help | grep -q "p99_ns  *integer" || fail "watch --help: no ndjson field types"
 expect_status 0 "status" "$ctl" status test
 grep -q "host1 .*host .*connected .*100 records" "$work/out" || fail "status: $(cat "$work/out")"
 

@@ -3,6 +3,7 @@
 #include "comparison.h"
 #include "interval_summary.h"
 #include "recording_set.h"
+#include "report_builder.h"
 #include "recording_writer.h"
 #include "report_json.h"
 #include "report_text.h"
@@ -35,14 +36,17 @@ Report ReportOf(const std::vector<std::string>& paths) {
 
 TEST_CASE("golden_report_of_the_tutorial_rdma_figures", "[report]") {
   TempDir dir;
-  // 1,000 sampled commands, 1 in 10, over exactly 1 s of host clock.
+  // 1,000 sampled commands, 1 in 10, 1 ms apart in a recording of exactly 1 s of host clock: they
+  // ran from the first H0 to the last H5, 999 ms + that command's 87.78 us.
   WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), RunSpec{.commands = 1000}, Tutorial);
   Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
   // Shares by hand: 0.50/72.78 = 0.7 %, 1.27/72.78 = 1.7 %, 10/72.78 = 13.7 %, 1.01/72.78 = 1.4 %,
-  // 60/72.78 = 82.4 %. Avg QD (Little): 10 x 1000 x mean / 1 s, e.g. storage 10 x 1000 x 60 us = 0.60.
+  // 60/72.78 = 82.4 %. Avg QD (Little): 10 x 1000 x mean / 0.999 s, e.g. storage 10 x 1000 x 60 us
+  // / 0.999 s = 0.60.
   // p50 is the 500th of 1,000 sorted latencies (67.78), p99 the 990th and p99.9 the 999th (87.78).
   const std::string expected =
-      "read 4KiB nvme0n1  (host + target, 1000 sampled, 1 in 10, 1.0 s)\n"
+      "read 4KiB nvme0n1  (host + target, 1000 sampled, 1 in 10, 1.0 s recorded; avg QD over the 1.0 s "
+      "the group had I/O)\n"
       "  latency (us): mean 72.78  p50 67.78  p99 87.78  p99.9 87.78\n"
       "  stage                                   mean us    share   avg QD\n"
       "  host block layer                           0.50    0.7 %     0.01  ▎\n"
@@ -81,7 +85,7 @@ TEST_CASE("report_json_uses_the_stable_stage_ids", "[report]") {
   CHECK(ids == std::vector<std::string>{"host_block", "host_driver", "network", "target_driver",
                                         "storage", "end_to_end"});
   CHECK(g["stages"][4]["mean_us"].get<double>() == Approx(60.0));
-  CHECK(g["stages"][4]["avg_qd"].get<double>() == Approx(0.6));
+  CHECK(g["stages"][4]["avg_qd"].get<double>() == Approx(10 * 1000 * 60e-6 / 0.999'087'780));
   CHECK(j["records"]["matched_percent"].get<double>() == Approx(100.0));
 }
 
@@ -159,6 +163,125 @@ TEST_CASE("compare_names_the_stage_that_grew_most", "[compare]") {
   CHECK_THAT(text, Catch::Contains("grew most: storage, +40.00 us (1.67x)"));
   CHECK_THAT(text, Catch::Contains("network                                   10.00      12.00      +2.00    1.20x"));
   CHECK_THAT(text, Catch::Contains("end to end                                72.78     114.78     +42.00    1.58x"));
+}
+
+TEST_CASE("throughput_and_avg_qd_are_over_the_span_the_group_had_io", "[report]") {
+  TempDir dir;
+  // 1,000 sampled reads 1 ms apart (10,000 reads on the device, 1 in 10), then 9 s of nothing
+  // before the recording stops: the I/O ran from the first H0 to the last H5 = 999 ms + that
+  // command's 87.78 us.
+  const RunSpec spec{.commands = 1000, .span_ns = 10'000'000'000, .device_counters = true};
+  WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), spec, Tutorial);
+  Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
+  REQUIRE(report.groups.size() == 1);
+  const GroupReport& g = report.groups[0];
+  const double io_span_s = 0.999'087'780;
+  REQUIRE(g.throughput.has_value());
+  CHECK(g.throughput->iops == Approx(10'000 / io_span_s));
+  CHECK(g.throughput->bytes_per_s == Approx(10'000 * 4096 / io_span_s));
+  // Little's law over the same span: 10 x 1000 x 60 us of storage / 0.999 s.
+  const StageRow& storage = g.stages[4];
+  REQUIRE(storage.stage == Stage::kStorage);
+  CHECK(*storage.avg_qd == Approx(10 * 1000 * 60e-6 / io_span_s));
+  const std::string text = RenderText(report);
+  CHECK_THAT(text, Catch::Contains(
+      "(host + target, 1000 sampled, 1 in 10, 10.0 s recorded; avg QD over the 1.0 s the group had I/O)"));
+  CHECK_THAT(text, Catch::Contains(
+      "throughput (all reads on nvme0n1, over the 1.0 s they had I/O): 10009 IOPS, 39.1 MiB/s"));
+  auto j = ToJson(report);
+  CHECK(j["span_s"].get<double>() == Approx(10.0));
+  CHECK(j["groups"][0]["io_span_s"].get<double>() == Approx(io_span_s));
+  CHECK(j["groups"][0]["throughput"]["span_s"].get<double>() == Approx(io_span_s));
+}
+
+TEST_CASE("target_only_report_takes_the_io_span_on_the_target_clock", "[report]") {
+  TempDir dir;
+  WriteRun("", dir.File("target.ntp"), RunSpec{.commands = 1000, .span_ns = 10'000'000'000}, Tutorial);
+  Report report = ReportOf({dir.File("target.ntp")});
+  REQUIRE(report.groups.size() == 1);
+  // First T0 to the last T5: 999 ms + the last command's 71.01 us in the target.
+  const double io_span_s = 0.999'071'010;
+  CHECK(report.groups[0].io_span_s == Approx(io_span_s));
+  const StageRow& storage = report.groups[0].stages[1];
+  REQUIRE(storage.stage == Stage::kStorage);
+  CHECK(*storage.avg_qd == Approx(10 * 1000 * 60e-6 / io_span_s));
+}
+
+TEST_CASE("io_span_never_mixes_the_clocks_of_two_hosts", "[report]") {
+  // Two hosts with the same device name, their monotonic clocks 6,000 s apart: host a reads for
+  // 9 ms, host b for 18 ms (plus the last command's 72.78 us each). Their spans cannot be placed
+  // on one time line, so the group's is the longer one, not "6,000 s".
+  ReportBuilder builder(Scope::kHostOnly);
+  auto add = [&](const std::string& agent, uint64_t clock, uint64_t gap) {
+    for (int i = 0; i < 10; ++i) {
+      v1::Record r = MakeRecord(v1::ROLE_HOST, {.cid = static_cast<uint32_t>(i)},
+                                HostStamps(clock + i * gap, 300, 800, 71'010, 470, 200), "nvme0n1");
+      r.set_agent(agent);
+      builder.Add(&r, nullptr);
+    }
+  };
+  add("a", 1'000'000'000, 1'000'000);
+  add("b", 7'000'000'000'000, 2'000'000);
+  v1::DeviceCounters counters;
+  counters.set_device("nvme0n1");
+  counters.set_reads(20);
+  builder.AddCounters(counters);
+  Report report = builder.Build(1, 60'000'000'000, nullptr, RateSpan::kIo);
+  REQUIRE(report.groups.size() == 1);
+  REQUIRE(report.groups[0].throughput.has_value());
+  CHECK(report.groups[0].throughput->iops == Approx(20 / 0.018'072'780));
+}
+
+TEST_CASE("compare_of_a_joined_and_a_host_only_run_compares_only_shared_stages", "[compare]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.path() / "joined");
+  std::filesystem::create_directories(dir.path() / "host");
+  WriteRun(dir.File("joined/host.ntp"), dir.File("joined/target.ntp"), RunSpec{}, Tutorial);
+  // Host recorded alone: its network and target (H3-H2) is 500 us slower, its block layer 0.1 us.
+  WriteRun(dir.File("host/host.ntp"), "", RunSpec{}, [](int i) {
+    CommandTiming t = Tutorial(i);
+    t.network += 500'000;
+    t.block_submit += 100;
+    return t;
+  });
+  Comparison c = Compare(ReportOf({dir.File("joined/host.ntp"), dir.File("joined/target.ntp")}),
+                         ReportOf({dir.File("host/host.ntp")}));
+  REQUIRE(c.groups.size() == 1);
+  const GroupComparison& g = c.groups[0];
+  std::vector<Stage> compared;
+  for (const StageDelta& d : g.stages) compared.push_back(d.stage);
+  CHECK(compared == std::vector<Stage>{Stage::kHostBlock, Stage::kHostDriver, Stage::kEndToEnd});
+  REQUIRE(g.grew_most.has_value());
+  CHECK(*g.grew_most == Stage::kHostBlock);
+  const std::string text = RenderText(c);
+  CHECK_THAT(text, Catch::Contains("not compared: network, target driver, storage (only in base); "
+                                   "network and target (not recorded) (only in new)"));
+  CHECK_THAT(text, Catch::Contains("grew most of the compared stages: host block layer, +0.10 us"));
+  CHECK_THAT(text, !Catch::Contains("  network        "));
+  auto j = ToJson(c);
+  CHECK(j["groups"][0]["not_compared"]["base_only"] ==
+        std::vector<std::string>{"network", "target_driver", "storage"});
+  CHECK(j["groups"][0]["not_compared"]["new_only"] == std::vector<std::string>{"network_and_target"});
+}
+
+TEST_CASE("probe_runs_the_kernel_skipped_are_not_reported_as_lost_records", "[report]") {
+  Report report;
+  report.records = RecordTally{.host = 100, .target = 100, .matched = 100};
+  report.losses.set_nested_probe_miss(1);
+  std::string text = RenderText(report);
+  CHECK_THAT(text, !Catch::Contains("lost:"));
+  CHECK_THAT(text, Catch::Contains("1 probe run skipped by the kernel (nested on one CPU), not a "
+                                   "lost record: a sampled command hit by one is counted above as "
+                                   "incomplete, unmatched or lost\n"));
+  report.losses.set_ring_buffer_full(2);
+  report.losses.set_nested_probe_miss(3);
+  text = RenderText(report);
+  CHECK_THAT(text, Catch::Contains("lost: 2 ring buffer full\n"));
+  CHECK_THAT(text, Catch::Contains("3 probe runs skipped by the kernel"));
+  auto j = ToJson(report);
+  CHECK(j["losses"]["ring_buffer_full"] == 2);
+  CHECK_FALSE(j["losses"].contains("nested_probe_miss"));
+  CHECK(j["probe_runs_skipped"] == 3);
 }
 
 TEST_CASE("interval_summary_prints_one_line_per_group_and_starts_afresh", "[interval]") {
