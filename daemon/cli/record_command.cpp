@@ -5,6 +5,8 @@
 #include <atomic>
 #include <iostream>
 
+#include "absl/strings/str_cat.h"
+
 #include "exit_codes.h"
 #include "interval_summary.h"
 #include "kernel_facts.h"
@@ -64,18 +66,20 @@ int RunRecord(const RecordArgs& a) {
   auto recorder = agent::Recorder::Start(o, facts, log);
   if (!recorder.ok()) {
     std::cerr << "ntprofd record: " << recorder.status().message() << "\n";
-    return kFailed;
+    return cli::kFailed;
   }
   agent::Recorder& r = **recorder;
   auto sink = agent::NtpFileSink::Create(a.output, r.header());
   if (!sink.ok()) {
     std::cerr << "ntprofd record: cannot write " << a.output << ": " << sink.status().message()
               << "\n";
-    return kFailed;
+    return cli::kFailed;
   }
   if (!a.quiet) {
-    std::cerr << "ntprofd: recording " << a.role << "/" << a.transport << ", 1 command in "
-              << a.sample_rate << ", salt " << a.salt << " -> " << a.output << "\n";
+    std::cerr << "ntprofd: recording " << a.role << "/" << a.transport << ", "
+              << (a.sample_rate ? absl::StrCat("1 command in ", a.sample_rate)
+                                : std::string("no command sampled (hooks only)"))
+              << ", salt " << a.salt << " -> " << a.output << "\n";
     for (const auto& h : r.plan().hooks()) {
       if (const auto* v = h.chosen_variant())
         std::cerr << "  " << h.hook.name << ": " << agent::AttachTypeName(v->type, h.hook.on_return)
@@ -99,12 +103,12 @@ int RunRecord(const RecordArgs& a) {
   absl::Status st = r.Run(**sink, g_stop, on_interval);
   if (!st.ok()) {
     std::cerr << "ntprofd record: " << st.message() << "\n";
-    return kFailed;
+    return cli::kFailed;
   }
   if (!a.quiet)
     std::cerr << "ntprofd: " << r.stop_reason() << "; " << total << " records in " << a.output
               << "\n";
-  return kOk;
+  return cli::kOk;
 }
 
 }  // namespace
@@ -142,9 +146,11 @@ DESCRIPTION
   cmd->add_option("--transport", args->transport, "tcp, rdma, or local (host role only)")
       ->check(CLI::IsMember({"tcp", "local", "rdma"}))
       ->capture_default_str();
-  cmd->add_option("-s,--sample-rate", args->sample_rate, "Keep one command in N (1 = every command)")
+  cmd->add_option("-s,--sample-rate", args->sample_rate,
+                  "Keep one command in N (1 = every command; 0 = none: every hook attached, nothing "
+                  "sampled, to measure what the hooks alone cost)")
       ->required()
-      ->check(cli::WholeNumber<uint32_t>(1, 1000000000));
+      ->check(cli::WholeNumber<uint32_t>(0, 1000000000));
   cmd->add_option("--salt", args->salt,
                   "Sampling salt: give host and target the same value (default 0)")
       ->check(cli::WholeNumber<uint64_t>())

@@ -1,0 +1,251 @@
+#!/usr/bin/env python3
+"""What recording costs the workload, measured where the cost is spent.
+
+Runs fio (4 KiB random reads) on the test bed's NVMe-oF namespace with no agent and with ntprofd
+recording on both the host and the target at each sampling rate (0 = every hook attached, nothing
+sampled; 100; 1), in alternating order round after round, at each queue depth and over each
+transport. Prints, per transport and QD:
+
+  * IOPS with agents / without: the median of each round's paired ratio, with a bootstrap 95 %
+    confidence interval (under emulation IOPS swing up to 2x between identical runs; pairing
+    runs next to each other and taking medians is what makes a ratio readable);
+  * each VM's CPU time per I/O (guest /proc/stat) with agents / without;
+  * the BPF programs' own run time per I/O (kernel.bpf_stats_enabled) as a share of the VM's CPU
+    per I/O without agents: the figure that resolves 1 %;
+  * the agent process's CPU per I/O (user + sys);
+  * the sampled-command penalty: the sampled commands' end to end (from the recording) against the
+    mean of all commands (the block layer's own accounting), at 1 in 100 relative to 1 in 1;
+and, per role, rate and hook: runs per I/O, ns per run, ns per I/O.
+
+  agent_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 5]
+                    [--runtime 5] [--json FILE]
+
+Needs a running test bed (deploy/testbed/tb up --transport tcp,rdma) and a built ntprofctl.
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+
+REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+TB = os.path.join(REPO, "deploy", "testbed", "tb")
+GUEST = "/mnt/host/bin/overhead_guest.sh"
+ROLES = ("host", "target")
+
+
+def tb(*args, stdin=None):
+    r = subprocess.run([TB, *args], capture_output=True, text=True, input=stdin)
+    if r.returncode != 0:
+        raise RuntimeError(f"tb {' '.join(args)} failed ({r.returncode}): {r.stderr.strip()}")
+    return r.stdout
+
+
+def guest(role, *args):
+    return tb("ssh", role, GUEST + " " + " ".join(str(a) for a in args))
+
+
+def snap(role):
+    return json.loads(guest(role, "snap").strip().splitlines()[-1])
+
+
+def bpf_runs(before, after):
+    """Runs and ns per program of the agent between two snapshots, by program name."""
+    def ours(s):
+        return {p["id"]: p for p in s["progs"] if "run_cnt" in p}
+    b, a = ours(before), ours(after)
+    runs = {}
+    for pid_, p in a.items():
+        q = b.get(pid_, {"run_cnt": 0, "run_time_ns": 0})
+        cnt = p["run_cnt"] - q["run_cnt"]
+        ns = p["run_time_ns"] - q["run_time_ns"]
+        if cnt:
+            name = p.get("name", str(pid_))
+            c0, n0 = runs.get(name, (0, 0))
+            runs[name] = (c0 + cnt, n0 + ns)
+    return runs
+
+
+def end_to_end_mean_us(ntprofctl, path):
+    """Mean end to end of the sampled commands in a host recording (None without any)."""
+    r = subprocess.run([ntprofctl, "report", path, "-o", "json"], capture_output=True, text=True)
+    if r.returncode != 0:
+        return None
+    groups = json.loads(r.stdout)["groups"]
+    n = sum(g["latency"]["n"] for g in groups)
+    return sum(g["latency"]["mean_us"] * g["latency"]["n"] for g in groups) / n if n else None
+
+
+def measure(args, transport, dev, qd, rate):
+    """One fio run with the agents as they are (rate None = none running)."""
+    before = {r: snap(r) for r in ROLES} if rate is not None else None
+    fio = json.loads(guest("host", "fio", dev, qd, args.runtime).strip().splitlines()[-1])
+    after = {r: snap(r) for r in ROLES} if rate is not None else None
+    run = {"transport": transport, "qd": qd, "rate": rate, "iops": fio["iops"], "ios": fio["ios"],
+           "block_reads": fio["block_reads"], "block_read_ms": fio["block_read_ms"]}
+    for r in ROLES:
+        run[f"{r}_cpu_ns_per_io"] = int(guest(r, "cpu-per-io").strip().splitlines()[-1])
+        if rate is not None:
+            run[f"{r}_agent_ns"] = after[r]["agent_ns"] - before[r]["agent_ns"]
+            run[f"{r}_bpf"] = bpf_runs(before[r], after[r])
+    return run
+
+
+def configuration(args, transport, dev, rate, share, ntprofctl):
+    """The runs of every QD with the agents at rate (None: no agents), in one agent session."""
+    if rate is not None:
+        guest("target", "start", "target", transport, rate)
+        guest("host", "start", "host", transport, rate, os.path.basename(dev))
+    try:
+        runs = [measure(args, transport, dev, qd, rate) for qd in args.qd]
+    finally:
+        if rate is not None:
+            guest("host", "stop")
+            guest("target", "stop")
+    if rate:
+        # The sampled commands of all QDs (one recording) against all commands of those runs.
+        tb("ssh", "host", "cp /tmp/ntprof-overhead/agent.ntp /mnt/host/out/overhead-host.ntp")
+        e2e = end_to_end_mean_us(ntprofctl, os.path.join(share, "out", "overhead-host.ntp"))
+        block_us = 1000.0 * sum(r["block_read_ms"] for r in runs) / sum(r["block_reads"] for r in runs)
+        for r in runs:
+            r["sampled_vs_all"] = e2e / block_us if e2e else None
+    return runs
+
+
+def median_ci(values, resamples=4000):
+    """Median and a bootstrap 95 % confidence interval of the median."""
+    rng = random.Random(1)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return statistics.median(values), meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
+
+
+def rate_name(rate):
+    return {None: "off", 0: "hooks only (rate 0)", 1: "1 in 1"}.get(rate, f"1 in {rate}")
+
+
+def summarize(runs, args):
+    lines = []
+    say = lines.append
+    for transport in args.transports:
+        for qd in args.qd:
+            sel = [r for r in runs if r["transport"] == transport and r["qd"] == qd]
+            if not sel:
+                continue
+            say(f"\n== NVMe/{transport.upper()}, 4 KiB random reads, QD{qd} "
+                f"({args.rounds} rounds of {args.runtime} s runs, alternating) ==")
+            by_round = {}
+            for r in sel:
+                by_round.setdefault(r["round"], {})[r["rate"]] = r
+            offs = [r for r in sel if r["rate"] is None]
+            off_cpu = {role: statistics.median(r[f"{role}_cpu_ns_per_io"] for r in offs)
+                       for role in ROLES}
+            say(f"  without agents: median {statistics.median(r['iops'] for r in offs):.0f} IOPS; "
+                f"CPU per I/O: host {off_cpu['host'] / 1000:.1f} us, "
+                f"target {off_cpu['target'] / 1000:.1f} us")
+            say(f"  {'agents':<20} {'IOPS ratio [95% CI]':>26} {'host CPU/IO':>12} "
+                f"{'target CPU/IO':>14} {'BPF ns/IO host':>15} {'target':>8} "
+                f"{'BPF % of CPU/IO':>16} {'agent ns/IO':>12}")
+            for rate in args.rates:
+                pairs = [rr for rr in by_round.values() if None in rr and rate in rr]
+                if not pairs:
+                    continue
+                iops = median_ci([p[rate]["iops"] / p[None]["iops"] for p in pairs])
+                cpu = {role: statistics.median(
+                    p[rate][f"{role}_cpu_ns_per_io"] / p[None][f"{role}_cpu_ns_per_io"]
+                    for p in pairs) for role in ROLES}
+                ons = [p[rate] for p in pairs]
+                bpf = {role: statistics.median(
+                    sum(ns for _, ns in r[f"{role}_bpf"].values()) / r["ios"] for r in ons)
+                    for role in ROLES}
+                share = {role: 100.0 * bpf[role] / off_cpu[role] for role in ROLES}
+                agent = statistics.median(
+                    sum(r[f"{role}_agent_ns"] for role in ROLES) / r["ios"] for r in ons)
+                # the agents' own process time is part of the VMs' CPU: shown apart as well
+                say(f"  {rate_name(rate):<20} {iops[0]:>7.3f} [{iops[1]:.3f}, {iops[2]:.3f}]"
+                    f"{'':>6} {cpu['host']:>11.3f}x {cpu['target']:>13.3f}x "
+                    f"{bpf['host']:>15.0f} {bpf['target']:>8.0f} "
+                    f"{share['host']:>7.2f} / {share['target']:<6.2f} {agent:>12.0f}")
+            pen = {}
+            for rate in args.rates:
+                ratios = [r["sampled_vs_all"] for r in sel
+                          if r["rate"] == rate and r.get("sampled_vs_all")]
+                if ratios:
+                    pen[rate] = statistics.median(ratios)
+            if 1 in pen:
+                for rate, v in pen.items():
+                    if rate in (0, 1):
+                        continue
+                    say(f"  sampled command at {rate_name(rate)}: end to end / all commands' block-"
+                        f"layer mean = {v:.3f} (1 in 1: {pen[1]:.3f}; penalty "
+                        f"{100.0 * (v / pen[1] - 1):+.1f} %)")
+    say("\n== per hook (median over the runs at each rate; ns as the kernel's bpf_stats count them) ==")
+    for transport in args.transports:
+        for role in ROLES:
+            for rate in args.rates:
+                sel = [r for r in runs if r["transport"] == transport and r["rate"] == rate]
+                if not sel:
+                    continue
+                say(f"  {transport} {role}, {rate_name(rate)}:")
+                names = sorted({n for r in sel for n in r[f"{role}_bpf"]})
+                total = 0.0
+                for n in names:
+                    per_io = [r[f"{role}_bpf"].get(n, (0, 0)) for r in sel]
+                    runs_io = statistics.median(c / r["ios"] for (c, _), r in zip(per_io, sel))
+                    ns_run = statistics.median(ns / c for c, ns in per_io if c)
+                    ns_io = statistics.median(ns / r["ios"] for (_, ns), r in zip(per_io, sel))
+                    total += ns_io
+                    say(f"    {n:<34} {runs_io:>6.2f} runs/IO {ns_run:>8.0f} ns/run "
+                        f"{ns_io:>8.0f} ns/IO")
+                say(f"    {'all hooks':<34} {'':>14} {'':>15} {total:>8.0f} ns/IO")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--transports", default="tcp,rdma")
+    ap.add_argument("--qd", default="1,16")
+    ap.add_argument("--rates", default="0,100,1")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--runtime", type=int, default=5)
+    ap.add_argument("--json", help="also write every run's measurements here")
+    ap.add_argument("--build", default=os.environ.get("NTPROF_BUILD_DIR",
+                                                      os.path.join(REPO, "build")))
+    args = ap.parse_args()
+    args.transports = args.transports.split(",")
+    args.qd = [int(q) for q in args.qd.split(",")]
+    args.rates = [int(r) for r in args.rates.split(",")]
+    ntprofctl = os.path.join(args.build, "client", "ntprofctl")
+    env = dict(line.split("=", 1) for line in tb("env").split() if "=" in line)
+    share = env.get("NTPROF_TB_SHARE", "").strip("'\"")
+    tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"))
+    for role in ROLES:
+        guest(role, "stop")  # a benchmark interrupted earlier may have left an agent
+    devs = {t: tb("dev", "--transport", t).strip() for t in args.transports}
+    for role in ROLES:
+        guest(role, "cpu-log")
+    configs = [None] + args.rates
+    runs = []
+    total = args.rounds * len(configs) * len(args.qd) * len(args.transports)
+    started = time.time()
+    for rnd in range(args.rounds):
+        for transport in args.transports:
+            shift = rnd % len(configs)  # rotate the order so no configuration always runs first
+            for rate in configs[shift:] + configs[:shift]:
+                for run in configuration(args, transport, devs[transport], rate, share, ntprofctl):
+                    run["round"] = rnd
+                    runs.append(run)
+                    print(f"[{len(runs)}/{total}, {time.time() - started:.0f} s] {transport} "
+                          f"QD{run['qd']} {rate_name(rate)}: {run['iops']:.0f} IOPS, CPU per I/O "
+                          f"host {run['host_cpu_ns_per_io'] / 1000:.0f} us, target "
+                          f"{run['target_cpu_ns_per_io'] / 1000:.0f} us", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(runs, f, indent=1)
+    print(summarize(runs, args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+#!/bin/bash
+# overhead_guest.sh - the guest half of agent_overhead.py, run inside a test-bed VM (copied to
+# /mnt/host/bin by the benchmark). One ssh call per step keeps the driver's own cost off the runs.
+#
+#   overhead_guest.sh start ROLE TRANSPORT RATE [DEVICE]   ntprofd record, back once it records
+#   overhead_guest.sh stop                                 SIGINT the agent, wait for its file
+#   overhead_guest.sh snap                                 one JSON line: the agent's CPU time and
+#                                                          its BPF programs' runs so far
+#   overhead_guest.sh cpu-log                              log busy CPU and completed reads every
+#                                                          0.25 s from now on
+#   overhead_guest.sh cpu-per-io                           this VM's busy CPU ns per completed read
+#                                                          over the last burst of reads in that log
+#                                                          (no clock shared with the other VM needed)
+#   overhead_guest.sh fio DEV QD SECONDS                   fio's result and the device's block-
+#                                                          layer accounting
+set -uo pipefail
+dir=/tmp/ntprof-overhead
+pidfile=$dir/ntprofd.pid
+mkdir -p "$dir"
+
+agent_pid() { [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && cat "$pidfile"; }
+
+case $1 in
+  start)
+    role=$2 transport=$3 rate=$4 device=${5:-}
+    extra=""
+    [ -n "$device" ] && extra="--device $device"
+    # run_cnt and run_time_ns of every BPF program (the kernel's own accounting)
+    sysctl -qw kernel.bpf_stats_enabled=1
+    # programs loaded before the agent (systemd's, say) are not the agent's
+    bpftool -j prog show | python3 -c 'import json, sys
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$dir/not-ours"
+    rm -f "$dir/agent.ntp"
+    setsid /mnt/host/bin/ntprofd record --role "$role" --transport "$transport" -s "$rate" \
+      --salt 12345 -i 3600 $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    for _ in $(seq 1200); do
+      # "ntprofd: recording ..." comes once every hook is attached
+      grep -q "^ntprofd: recording" "$dir/agent.log" && exit 0
+      kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; exit 1; }
+      sleep 0.1
+    done
+    echo "ntprofd did not start recording within 120 s" >&2; exit 1 ;;
+  stop)
+    p=$(agent_pid) || exit 0
+    kill -INT "$p"
+    for _ in $(seq 600); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    sysctl -qw kernel.bpf_stats_enabled=0
+    rm -f "$pidfile" ;;
+  snap)
+    agent=0 progs="[]"
+    if p=$(agent_pid); then
+      # fields 14 and 15 of /proc/PID/stat: utime, stime (ticks); the name field has no spaces
+      read -r -a st <"/proc/$p/stat"
+      agent=$((st[13] + st[14]))
+      progs=$(bpftool -j prog show | python3 -c 'import json, sys
+skip = set(open(sys.argv[1]).read().split())
+print(json.dumps([p for p in json.load(sys.stdin) if str(p["id"]) not in skip]))' "$dir/not-ours")
+    fi
+    printf '{"agent_ns":%d,"progs":%s}\n' "$((agent * 1000000000 / $(getconf CLK_TCK)))" "$progs" ;;
+  cpu-log)
+    pkill -f ntprof-overhead-cpu-log 2>/dev/null
+    # the reads this VM serves: the host's NVMe path devices (their block accounting), the
+    # target's null_blk drives
+    stats=$(ls /sys/block/nvme*c*/stat /sys/block/nullb*/stat 2>/dev/null | tr '\n' ' ')
+    [ -n "$stats" ] || stats=$(ls /sys/block/nvme*/stat | tr '\n' ' ')
+    # /proc/stat's cpu line: user nice system idle iowait irq softirq steal (USER_HZ ticks)
+    setsid bash -c 'exec -a ntprof-overhead-cpu-log bash -c "while :; do
+        read -r _ u n s _ _ i si st _ </proc/stat; r=0
+        for f in $0; do read -r x _ <\$f; r=\$((r + x)); done
+        echo \$((u + n + s + i + si + st)) \$r; sleep 0.25; done" "$1"' "$stats" \
+      >"$dir/cpu.log" 2>/dev/null </dev/null & ;;
+  cpu-per-io)
+    python3 -c '
+import sys
+log = [tuple(map(int, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 2]
+# bursts: runs of samples whose read count rose since the one before. The last one of at least
+# 20 reads is the benchmark run (a stray read or two elsewhere makes a burst of its own); from its
+# first to its last sample this VM did nothing but serve it.
+bursts, i = [], 1
+while i < len(log):
+    if log[i][1] > log[i - 1][1]:
+        j = i
+        while j + 1 < len(log) and log[j + 1][1] > log[j][1]:
+            j += 1
+        bursts.append((i, j))  # i: the first sample inside (the one before may precede the run)
+        i = j + 1
+    else:
+        i += 1
+runs = [(a, b) for a, b in bursts if log[b][1] - log[a][1] >= 20]
+if not runs:
+    raise SystemExit("no burst of reads in the CPU log")
+start, end = runs[-1]
+busy, reads = log[end][0] - log[start][0], log[end][1] - log[start][1]
+print(int(busy * 1e9 / int(sys.argv[2]) / reads) if reads else 0)
+' "$dir/cpu.log" "$(getconf CLK_TCK)" ;;
+  fio)
+    dev=$2 qd=$3 seconds=$4
+    name=$(basename "$dev")
+    # with native multipath the requests (and the block layer's accounting) are on the path device
+    path=$(ls -d /sys/block/"${name%n*}"c*n"${name##*n}" 2>/dev/null | head -n1)
+    stat=${path:-/sys/block/$name}/stat
+    before=$(cat "$stat")
+    fio --name=bench --filename="$dev" --direct=1 --ioengine=io_uring --time_based \
+      --runtime="$seconds" --rw=randread --bs=4k --iodepth="$qd" --output-format=json \
+      --output="$dir/fio.json" >/dev/null || exit 1
+    after=$(cat "$stat")
+    # /sys/block/DEV/stat: reads completed [0], ms spent reading [3]
+    python3 -c '
+import json, sys
+job = json.load(open(sys.argv[1]))["jobs"][0]["read"]
+b, a = [list(map(int, s.split())) for s in sys.argv[2:4]]
+print(json.dumps({"iops": job["iops"], "ios": job["total_ios"], "block_reads": a[0] - b[0],
+                  "block_read_ms": a[3] - b[3]}))
+' "$dir/fio.json" "$before" "$after" ;;
+  *) echo "overhead_guest.sh: unknown step $1" >&2; exit 2 ;;
+esac
