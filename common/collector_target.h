@@ -1,4 +1,4 @@
-// Where ntprofctl finds the collector, and how it talks to it.
+// Where ntprofctl (and `ntprofd serve`) finds the collector, and how it talks to it.
 //
 // Address, first found wins: --collector, $NTPROF_COLLECTOR, `collector = ...` in
 // ~/.config/ntprof/ntprofctl.conf, then /etc/ntprof/ntprofctl.conf, else localhost:7420 (the

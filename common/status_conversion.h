@@ -1,4 +1,5 @@
-// absl::Status (the collector's core) <-> grpc::Status (the wire): same code, same message.
+// absl::Status (the collector's and the agent's logic) -> grpc::Status (the wire): same code, same
+// message.
 #pragma once
 
 #include <grpcpp/grpcpp.h>

@@ -3,11 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "cli/exit_codes.h"
-#include "cli_parse.h"
 #include "cli/probe_command.h"
 #include "cli/record_command.h"
 #include "cli/serve_command.h"
+#include "cli_parse.h"
+#include "exit_codes.h"
 
 int main(int argc, char** argv) {
   CLI::App app{R"(NAME
@@ -34,10 +34,10 @@ EXIT STATUS
     0 success, 1 the work failed (the message says what and what to do), 2 bad flags.)");
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("ntprofd ") + NTPROF_VERSION);
-  int exit_code = ntprof::daemon_cli::kOk;
+  int exit_code = ntprof::cli::kOk;
   ntprof::daemon_cli::AddProbeCommand(app, &exit_code);
   ntprof::daemon_cli::AddRecordCommand(app, &exit_code);
   ntprof::daemon_cli::AddServeCommand(app, &exit_code);
   return ntprof::cli::ParseAndRun(app, argc, argv, "ntprofd", exit_code,
-                                 ntprof::daemon_cli::kBadInput);
+                                 ntprof::cli::kBadInput);
 }

@@ -53,7 +53,7 @@ int RunProbe(const ProbeArgs& a) {
     std::cout << plan.ToText();
   }
   if (!load_error.empty()) std::cerr << "ntprofd probe: " << load_error << "\n";
-  return plan.CheckRequired().ok() && load_error.empty() ? kOk : kFailed;
+  return plan.CheckRequired().ok() && load_error.empty() ? cli::kOk : cli::kFailed;
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ int RunServe(ServeArgs a) {
       std::string error;
       if (!cli::OpenChannel(a.collector.address, a.collector, &o.collector_channel, &error)) {
         std::cerr << "ntprofd serve: " << error << " (collector TLS file)\n";
-        return kBadInput;
+        return cli::kBadInput;
       }
       o.collector_address = a.collector.address;
       spdlog::info("collector {} (from {})", o.collector_address, source);
@@ -73,14 +73,15 @@ int RunServe(ServeArgs a) {
   auto daemon = agent::AgentDaemon::Start(std::move(o));
   if (!daemon.ok()) {
     std::cerr << "ntprofd serve: " << daemon.status().message() << "\n";
-    return daemon.status().code() == absl::StatusCode::kInvalidArgument ? kBadInput : kFailed;
+    return daemon.status().code() == absl::StatusCode::kInvalidArgument ? cli::kBadInput
+                                                                         : cli::kFailed;
   }
   agent::NotifySystemd("READY=1");
   const int sig = cli::WaitForStopSignal(signals);
   spdlog::info("signal {}: stopping recordings and leaving", sig);
   agent::NotifySystemd("STOPPING=1");
   (*daemon)->Shutdown(absl::StrCat("stopped by signal ", sig, " (", strsignal(sig), ")"));
-  return kOk;
+  return cli::kOk;
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 
 #include <iostream>
 
-#include "cli/exit_codes.h"
+#include "exit_codes.h"
 #include "interval_summary.h"
 #include "spdk_probe_report.h"
 #include "spdk_recorder.h"
@@ -45,10 +45,10 @@ int RunSpdkProbe(const SpdkCliArgs& spdk) {
   auto text = DescribeSpdkProbes(RoleOf(spdk), ArgsOf(spdk));
   if (!text.ok()) {
     std::cerr << "ntprofd probe: " << text.status().message() << "\n";
-    return daemon_cli::kFailed;
+    return cli::kFailed;
   }
   std::cout << *text;
-  return daemon_cli::kOk;
+  return cli::kOk;
 }
 
 int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
@@ -71,13 +71,13 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
   auto recorder = SpdkRecorder::Start(o, log);
   if (!recorder.ok()) {
     std::cerr << "ntprofd record: " << recorder.status().message() << "\n";
-    return daemon_cli::kFailed;
+    return cli::kFailed;
   }
   SpdkRecorder& r = **recorder;
   auto sink = NtpFileSink::Create(req.output, r.header());
   if (!sink.ok()) {
     std::cerr << "ntprofd record: cannot write " << req.output << ": " << sink.status().message() << "\n";
-    return daemon_cli::kFailed;
+    return cli::kFailed;
   }
   if (!quiet) {
     std::cerr << "ntprofd: recording SPDK " << (o.role == SpdkRole::kTarget ? "target" : "host")
@@ -98,12 +98,12 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
   absl::Status st = r.Run(**sink, stop, on_interval);
   if (!st.ok()) {
     std::cerr << "ntprofd record: " << st.message() << "\n";
-    return daemon_cli::kFailed;
+    return cli::kFailed;
   }
   if (!quiet)
     std::cerr << "ntprofd: " << r.stop_reason() << "; sampling switched off; " << total
               << " records in " << req.output << "\n";
-  return daemon_cli::kOk;
+  return cli::kOk;
 }
 
 }  // namespace ntprof::agent::spdk
