@@ -43,6 +43,8 @@ static __always_inline int on_nvme_rdma_post_send(__u64 queue, __u64 qe, __u32 n
 	__u16 qid, cid;
 	__u32 ctrl;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return 0;
 	if (bpf_probe_read_kernel(sqe, sizeof(sqe), BPF_CORE_READ(e, data)) ||
 	    sqe[NTPROF_SQE_OPCODE] == NTPROF_OPC_FABRICS)
 		return 0;
@@ -69,7 +71,7 @@ static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc)
 	__u16 qid, cid;
 	__u32 ctrl;
 
-	if (BPF_CORE_READ(wc, status) != NTPROF_IB_WC_SUCCESS)
+	if (ntprof_nothing_sampled_in_flight() || BPF_CORE_READ(wc, status) != NTPROF_IB_WC_SUCCESS)
 		return 0;
 	qe = NTPROF_WC_OWNER(wc, struct nvme_rdma_qe___ntprof, cqe);
 	cqe_addr = (__u64)BPF_CORE_READ(qe, data);

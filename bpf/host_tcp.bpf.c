@@ -13,7 +13,6 @@
  *   H3  skb_copy_bits return inside nvme_tcp_recv_skb: the first reply PDU header (C2HData for
  *       reads, the response capsule otherwise) complete in queue->pdu
  *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine);
- *       also counts every completed command of a watched namespace (device counters)
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
  * Devices are namespace heads (nvme0n1) even with native multipath, where requests run on hidden
  * path disks that have no dev_t in sysfs.
@@ -169,13 +168,21 @@ static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_sta
 /* nvme_tcp_recv_skb(desc, skb, ...): remember where this queue copies PDU headers to. */
 static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct sk_buff *skb)
 {
-	struct nvme_tcp_queue___ntprof *q = BPF_CORE_READ(desc, arg.data);
-	struct host_sock *s = host_sock_get(BPF_CORE_READ(q, sock, sk));
 	__u32 zero = 0;
 	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
+	struct nvme_tcp_queue___ntprof *q;
+	struct host_sock *s;
 
 	if (!c)
 		return;
+	/* A reply can only name a command sent before it, so one that this skb carries was counted
+	 * before this call began. */
+	if (ntprof_nothing_sampled_in_flight()) {
+		c->pdu = 0;
+		return;
+	}
+	q = BPF_CORE_READ(desc, arg.data);
+	s = host_sock_get(BPF_CORE_READ(q, sock, sk));
 	if (!s) {
 		ntprof_lose(NTPROF_LOSS_NO_QUEUE);
 		c->pdu = 0;

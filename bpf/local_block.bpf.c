@@ -9,7 +9,7 @@
  *
  * There is no SQE: the sampled fields are the block request's, mapped onto the NVMe ones so the
  * shared sampler decides: opcode 0x02 read / 0x01 write, nsid 0, slba = start sector (512 B),
- * nlb = sectors - 1, cid 0. Other operations (flush, discard) are counted nowhere and not sampled.
+ * nlb = sectors - 1, cid 0. Other operations (flush, discard) are not sampled.
  *
  * Variants: _tp = tp_btf (BTF-typed tracepoint), _rawtp = raw tracepoint (no BTF needed).
  */
@@ -55,15 +55,11 @@ static __always_inline int on_block_rq_issue(struct request *rq)
 	return 0;
 }
 
-static __always_inline int on_block_rq_complete(struct request *rq, int error, __u32 nr_bytes)
+static __always_inline int on_block_rq_complete(struct request *rq, int error)
 {
-	__u32 dev = ntprof_rq_dev(rq);
-	struct ntprof_record *rec;
+	/* only sampled commands of watched devices are in flight: an unsampled one costs this lookup */
+	struct ntprof_record *rec = host_block_done(rq);
 
-	if (!ntprof_dev_watched(dev))
-		return 0;
-	host_count_completion(dev, rq, nr_bytes);
-	rec = host_block_done(rq);
 	if (!rec)
 		return 0;
 	if (error)
@@ -76,4 +72,4 @@ static __always_inline int on_block_rq_complete(struct request *rq, int error, _
 NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq))
 
 NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
-		       rq, on_block_rq_complete(rq, error, nr_bytes))
+		       rq, on_block_rq_complete(rq, error))

@@ -2,8 +2,8 @@
 /*
  * ntprof_host_block.h - the host's block-layer side, shared by host_tcp.bpf.c (NVMe/TCP namespaces)
  * and local_block.bpf.c (any local block device): the in-flight table keyed by struct request *,
- * H0 from the request's start time, H5 at block_rq_complete, and the throughput counters of every
- * completed command of a watched device (counted where each object knows the device best).
+ * H0 from the request's start time and H5 at block_rq_complete. (Throughput comes from the
+ * kernel's own block statistics, read by the agent: no program counts unsampled commands.)
  *
  * Include after ntprof_bpf_common.h.
  */
@@ -19,43 +19,14 @@ struct {
 	__type(value, struct ntprof_record);
 } inflight SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
-	__uint(max_entries, NTPROF_MAX_DEVICES);
-	__type(key, __u32);
-	__type(value, struct ntprof_dev_counters);
-} dev_counters SEC(".maps");
-
-/* Counts one completed command of dev into the throughput counters. */
-static __always_inline void host_count_done(__u32 dev, bool is_write, __u32 bytes)
-{
-	struct ntprof_dev_counters *c = bpf_map_lookup_elem(&dev_counters, &dev);
-
-	if (!c) {
-		struct ntprof_dev_counters zero = {};
-
-		bpf_map_update_elem(&dev_counters, &dev, &zero, BPF_NOEXIST);
-		c = bpf_map_lookup_elem(&dev_counters, &dev);
-		if (!c)
-			return;
-	}
-	if (is_write) {
-		c->writes++;
-		c->write_bytes += bytes;
-	} else {
-		c->reads++;
-		c->read_bytes += bytes;
-	}
-}
-
 /* The in-flight entry of an earlier issue of this same command (requeued or retried), or NULL.
  *
  * A request is only handed to a new command after the old one completed, so an entry whose
  * rq->start_time_ns (H0, set when the request was allocated) differs belongs to a command whose
  * completion hook never ran. The kernel does skip a tracepoint's BPF program now and then without
  * counting a recursion miss (measured: about 1 loop-device completion in 100,000-300,000 on 6.18),
- * so that command is counted as lost (and as completed, for the throughput, unless H4 counted it)
- * instead of being merged into the new one. Without I/O statistics H0 is 0 and the start sector
+ * so that command is counted as lost instead of being merged into the new one. Without I/O
+ * statistics H0 is 0 and the start sector
  * tells the commands apart. */
 static __always_inline struct ntprof_record *host_same_command(struct request *rq)
 {
@@ -70,10 +41,7 @@ static __always_inline struct ntprof_record *host_same_command(struct request *r
 		      : rec->slba == BPF_CORE_READ(rq, __sector))
 		return rec;
 	ntprof_lose(NTPROF_LOSS_COMPLETION_MISSED);
-	/* NVMe hosts count a completion at H4 (nvme_complete_rq); a local device at H5 with the emit */
-	if (!rec->stamps[NTPROF_H4_DRIVER_DONE])
-		host_count_done(rec->dev, rec->flags & NTPROF_F_WRITE, rec->bytes);
-	bpf_map_delete_elem(&inflight, &key);
+	ntprof_in_flight_delete(&inflight, &key);
 	return NULL;
 }
 
@@ -91,7 +59,7 @@ static __always_inline struct ntprof_record *host_track_request(struct request *
 	/* rq->start_time_ns is ktime_get_ns() at allocation, the clock of bpf_ktime_get_ns; it is 0
 	 * when the queue keeps no I/O statistics (then H0 stays "not seen"). */
 	init->stamps[NTPROF_H0_BLOCK_START] = BPF_CORE_READ(rq, start_time_ns);
-	if (bpf_map_update_elem(&inflight, &key, init, BPF_ANY)) {
+	if (ntprof_in_flight_insert(&inflight, &key, init)) {
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
 		return NULL;
 	}
@@ -102,16 +70,11 @@ static __always_inline struct ntprof_record *host_lookup_request(struct request 
 {
 	__u64 key = (__u64)rq;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return NULL;
 	return bpf_map_lookup_elem(&inflight, &key);
 }
 
-static __always_inline void host_count_completion(__u32 dev, struct request *rq, __u32 nr_bytes)
-{
-	__u32 op = ntprof_rq_op(rq);
-
-	if (op == NTPROF_REQ_OP_READ || op == NTPROF_REQ_OP_WRITE)
-		host_count_done(dev, op == NTPROF_REQ_OP_WRITE, nr_bytes);
-}
 
 /* block_rq_complete: if the request is a sampled one, stamp H5 and return its entry (the caller
  * emits it and forgets the command). */
@@ -128,7 +91,7 @@ static __always_inline void host_forget_request(struct request *rq)
 {
 	__u64 key = (__u64)rq;
 
-	bpf_map_delete_elem(&inflight, &key);
+	ntprof_in_flight_delete(&inflight, &key);
 }
 
 #endif /* NTPROF_HOST_BLOCK_H */

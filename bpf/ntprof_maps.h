@@ -25,14 +25,6 @@ enum ntprof_loss_cause {
 	NTPROF_LOSS_CAUSES = 5,
 };
 
-/* Every completed command of a watched device, sampled or not: the throughput of a report. */
-struct ntprof_dev_counters {
-	__u64 reads;
-	__u64 writes;
-	__u64 read_bytes;
-	__u64 write_bytes;
-};
-
 /* Host: (controller instance, qid, cid) -> struct request *, to find a command from its PDUs. */
 struct ntprof_host_cid_key {
 	__u32 ctrl;

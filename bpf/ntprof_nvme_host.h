@@ -6,7 +6,6 @@
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
  *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine);
- *       also counts every completed command of a watched namespace (device counters)
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
  * and the (controller, qid, cid) -> request index through which the transport's hooks find a
  * command. Devices are namespace heads (nvme0n1) even with native multipath, where requests run
@@ -62,8 +61,11 @@ static __always_inline __u32 nvme_rq_dev(struct request *rq)
 static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 qid, __u16 cid)
 {
 	struct ntprof_host_cid_key k = { .ctrl = ctrl, .qid = qid, .cid = cid };
-	__u64 *rq = bpf_map_lookup_elem(&cid_index, &k);
+	__u64 *rq;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return NULL;
+	rq = bpf_map_lookup_elem(&cid_index, &k);
 	return rq ? host_lookup_request((struct request *)*rq) : NULL;
 }
 
@@ -114,18 +116,12 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 NTPROF_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), rq,
 		       on_nvme_setup_cmd(rq, cmd))
 
-/* ---- H4: nvme_complete_rq; device counters ---- */
+/* ---- H4: nvme_complete_rq ---- */
 static __always_inline int on_nvme_complete_rq(struct request *rq)
 {
 	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
-	__u32 dev = nvme_rq_dev(rq);
-	struct ntprof_record *rec;
+	struct ntprof_record *rec = host_lookup_request(rq); /* an unsampled command: this lookup only */
 
-	/* every completed command of a watched namespace, sampled or not; the request still holds
-	 * all its bytes here (blk_update_request has not run) */
-	if (dev && ntprof_dev_watched(dev))
-		host_count_completion(dev, rq, BPF_CORE_READ(rq, __data_len));
-	rec = host_lookup_request(rq);
 	if (!rec)
 		return 0;
 	rec->stamps[NTPROF_H4_DRIVER_DONE] = bpf_ktime_get_ns();

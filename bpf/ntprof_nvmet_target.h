@@ -60,14 +60,19 @@ static __always_inline struct ntprof_target_inflight *target_lookup(__u64 sq, __
 {
 	struct ntprof_target_key k = { .sq = sq, .cid = cid };
 
+	if (ntprof_nothing_sampled_in_flight())
+		return NULL;
 	return bpf_map_lookup_elem(&inflight, &k);
 }
 
 static __always_inline struct ntprof_target_inflight *target_lookup_req(void *req)
 {
 	__u64 r = (__u64)req;
-	struct ntprof_target_key *k = bpf_map_lookup_elem(&req_index, &r);
+	struct ntprof_target_key *k;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return NULL;
+	k = bpf_map_lookup_elem(&req_index, &r);
 	return k ? bpf_map_lookup_elem(&inflight, k) : NULL;
 }
 
@@ -78,7 +83,7 @@ static __always_inline void target_forget(struct ntprof_target_inflight *v, __u6
 
 	if (req)
 		bpf_map_delete_elem(&req_index, &req);
-	bpf_map_delete_elem(&inflight, &k);
+	ntprof_in_flight_delete(&inflight, &k);
 }
 
 
@@ -115,7 +120,7 @@ static __always_inline void target_track_capsule(__u64 sq, const void *sqe_addr,
 	};
 	v.rec.stamps[NTPROF_T0_CAPSULE_RECEIVED] = bpf_ktime_get_ns();
 	struct ntprof_target_key k = { .sq = sq, .cid = sqe.cid };
-	if (bpf_map_update_elem(&inflight, &k, &v, BPF_ANY))
+	if (ntprof_in_flight_insert(&inflight, &k, &v))
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
 }
 
@@ -123,10 +128,13 @@ static __always_inline void target_track_capsule(__u64 sq, const void *sqe_addr,
 static __always_inline void target_emit_req(void *req)
 {
 	__u64 r = (__u64)req;
-	struct ntprof_target_key *k = bpf_map_lookup_elem(&req_index, &r);
+	struct ntprof_target_key *k;
 	struct ntprof_target_key key;
 	struct ntprof_target_inflight *v;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return;
+	k = bpf_map_lookup_elem(&req_index, &r);
 	if (!k)
 		return;
 	key = *k;
@@ -134,7 +142,7 @@ static __always_inline void target_emit_req(void *req)
 	if (v)
 		ntprof_emit(&v->rec);
 	bpf_map_delete_elem(&req_index, &r);
-	bpf_map_delete_elem(&inflight, &key);
+	ntprof_in_flight_delete(&inflight, &key);
 }
 
 /* ---- T1: nvmet_req_init ---- */
@@ -159,12 +167,17 @@ static __always_inline __u32 target_subsys_id(struct nvmet_ctrl___ntprof *ctrl)
 	return id;
 }
 
+/* sq: the call's argument, or NULL (the tracepoint has none): then read from req */
 static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 					     struct nvmet_sq___ntprof *sq)
 {
 	__u16 cid;
 	struct ntprof_target_inflight *v;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return 0;
+	if (!sq)
+		sq = BPF_CORE_READ(req, sq);
 	if (bpf_probe_read_kernel(&cid, sizeof(cid), BPF_CORE_READ(req, cmd) + NTPROF_SQE_CID))
 		return 0;
 	v = target_lookup((__u64)sq, cid);
@@ -188,7 +201,7 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 }
 
 NTPROF_TRACEPOINT_HOOK(nvmet_req_init, (struct nvmet_req___ntprof *req, void *cmd), req,
-		       on_nvmet_req_init(req, BPF_CORE_READ(req, sq)))
+		       on_nvmet_req_init(req, NULL))
 
 SEC("fentry/nvmet_req_init")
 int BPF_PROG(nvmet_req_init_fentry, struct nvmet_req___ntprof *req, void *cq,
@@ -226,8 +239,11 @@ NTPROF_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req), on_ba
 /* ---- drive issue / done: the request whose bio nvmet_bdev_execute_rw aimed (bi_private = req) ---- */
 static __always_inline struct ntprof_target_inflight *target_lookup_rq(struct request *rq)
 {
-	struct bio *bio = BPF_CORE_READ(rq, bio);
+	struct bio *bio;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return NULL;
+	bio = BPF_CORE_READ(rq, bio);
 	return bio ? target_lookup_req(BPF_CORE_READ(bio, bi_private)) : NULL;
 }
 

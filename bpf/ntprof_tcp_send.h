@@ -14,6 +14,12 @@
  * The agent attaches kernel_sendpage + kernel_sendmsg where kernel_sendpage exists and
  * sock_sendmsg alone where it does not (never both: kernel_sendmsg calls sock_sendmsg).
  *
+ * What each send costs: kernel_sendpage's and kernel_sendmsg's arguments still say at their return
+ * where the bytes began, so their fentry only notes the time on this CPU (no socket lookup, no
+ * read) and the fexit does the rest, once. sock_sendmsg's iterator has moved on by its return, so
+ * its entry looks the socket up and reads where the bytes begin, for NVMe/TCP sockets only. The
+ * kprobe variants keep the entry's work at the entry (kretprobes see no arguments).
+ *
  * The including object defines, before including this header:
  *   struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk)
  *       the send state of sk when it is one of the side's NVMe/TCP sockets, else NULL. It must be
@@ -33,6 +39,21 @@ struct ntprof_tcp_send_state {
 
 static __always_inline struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk);
 static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent);
+
+/* The send call in progress on this CPU, from its fentry to its fexit: send calls run in process
+ * context or a queue's io_work and do not nest on one CPU; should one ever have, the fexit sees
+ * another socket here and leaves the PDU unstamped (the command then misses a stamp). */
+struct ntprof_send_entry {
+	__u64 sock;
+	__u64 ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct ntprof_send_entry);
+} send_entry SEC(".maps");
 
 /* Saved-argument keys of the kprobe variants (above the sides' own keys). */
 enum ntprof_tcp_send_hook {
@@ -84,20 +105,52 @@ static __always_inline void ntprof_tcp_send_returned(struct socket *sock, long r
 		tcp_sent(sk, st, ret);
 }
 
-/* The four programs of one send call: fentry + fexit, or kprobe + kretprobe (the kprobe saves the
+/* fentry of a call whose arguments still tell at its return where its bytes began. */
+static __always_inline void ntprof_note_send_entry(struct socket *sock)
+{
+	__u32 zero = 0;
+	struct ntprof_send_entry *e = bpf_map_lookup_elem(&send_entry, &zero);
+
+	if (e) {
+		e->sock = (__u64)sock; /* a tracing program may keep a pointer's value (CAP_PERFMON) */
+		e->ns = bpf_ktime_get_ns();
+	}
+}
+
+/* fexit of such a call that handed ret bytes to TCP on sock: the send state of sock (*sk), with
+ * the entry's time, when sock is one of the side's NVMe/TCP sockets; else NULL. */
+static __always_inline struct ntprof_tcp_send_state *
+ntprof_send_returned_at(struct socket *sock, long ret, struct sock **sk)
+{
+	__u32 zero = 0;
+	struct ntprof_send_entry *e = bpf_map_lookup_elem(&send_entry, &zero);
+	struct ntprof_tcp_send_state *st;
+
+	if (ret <= 0 || !e)
+		return NULL;
+	*sk = BPF_CORE_READ(sock, sk);
+	st = tcp_send_state(*sk);
+	if (st)
+		st->call_start_ns = e->sock == (__u64)sock ? e->ns : 0;
+	return st;
+}
+
+/* ... and where its bytes began (evaluated for NVMe/TCP sockets only): follow the stream. */
+#define NTPROF_TCP_SEND_DONE(sock, ret, first_byte)                                    \
+	({                                                                            \
+		struct sock *sk_ = NULL;                                              \
+		struct ntprof_tcp_send_state *st_ = ntprof_send_returned_at(sock, ret, &sk_); \
+		if (st_) {                                                            \
+			st_->call_start_addr = (first_byte);                          \
+			if (st_->call_start_addr)                                     \
+				tcp_sent(sk_, st_, ret);                              \
+		}                                                                     \
+		0;                                                                    \
+	})
+
+/* The kprobe + kretprobe pair of one send call (the kprobe does the entry's work and saves the
  * socket for its kretprobe). params is the call's whole parameter list, its first one `sock`. */
-#define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
-	SEC("fentry/" #fn)                                                              \
-	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
-	{                                                                               \
-		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
-	}                                                                               \
-	SEC("fexit/" #fn)                                                               \
-	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
-	{                                                                               \
-		ntprof_tcp_send_returned(sock, ret);                                    \
-		return 0;                                                               \
-	}                                                                               \
+#define NTPROF_TCP_SEND_KPROBES(fn, saved_key, params, first_byte)                      \
 	SEC("kprobe/" #fn)                                                              \
 	int BPF_KPROBE(fn##_kprobe, NTPROF_UNPAREN params)                              \
 	{                                                                               \
@@ -118,6 +171,38 @@ static __always_inline void ntprof_tcp_send_returned(struct socket *sock, long r
 		return 0;                                                               \
 	}
 
+/* The four programs of a send call whose arguments tell at its return where its bytes began:
+ * fentry notes the time, fexit does the rest. */
+#define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
+	SEC("fentry/" #fn)                                                              \
+	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
+	{                                                                               \
+		ntprof_note_send_entry(sock);                                           \
+		return 0;                                                               \
+	}                                                                               \
+	SEC("fexit/" #fn)                                                               \
+	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
+	{                                                                               \
+		return NTPROF_TCP_SEND_DONE(sock, ret, first_byte);                     \
+	}                                                                               \
+	NTPROF_TCP_SEND_KPROBES(fn, saved_key, params, first_byte)
+
+/* The four programs of a send call whose bytes are only known at its entry: fentry looks the
+ * socket up and notes time and address in its state, fexit follows the stream. */
+#define NTPROF_TCP_SEND_HOOK_AT_ENTRY(fn, saved_key, params, first_byte)                \
+	SEC("fentry/" #fn)                                                              \
+	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
+	{                                                                               \
+		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
+	}                                                                               \
+	SEC("fexit/" #fn)                                                               \
+	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
+	{                                                                               \
+		ntprof_tcp_send_returned(sock, ret);                                    \
+		return 0;                                                               \
+	}                                                                               \
+	NTPROF_TCP_SEND_KPROBES(fn, saved_key, params, first_byte)
+
 NTPROF_TCP_SEND_HOOK(kernel_sendpage, NTPROF_SAVED_KERNEL_SENDPAGE,
 		     (struct socket *sock, struct page *page, int offset, size_t size, int flags),
 		     (__u64)ntprof_page_address(ntprof_as_number(page)) + offset)
@@ -125,7 +210,7 @@ NTPROF_TCP_SEND_HOOK(kernel_sendmsg, NTPROF_SAVED_KERNEL_SENDMSG,
 		     (struct socket *sock, struct msghdr *msg, struct kvec *vec, size_t num,
 		      size_t size),
 		     (__u64)BPF_CORE_READ(vec, iov_base))
-NTPROF_TCP_SEND_HOOK(sock_sendmsg, NTPROF_SAVED_SOCK_SENDMSG,
+NTPROF_TCP_SEND_HOOK_AT_ENTRY(sock_sendmsg, NTPROF_SAVED_SOCK_SENDMSG,
 		     (struct socket *sock, struct msghdr *msg), ntprof_msg_first_byte(msg))
 
 #endif /* NTPROF_TCP_SEND_H */

@@ -72,10 +72,12 @@ NTPROF_ENTRY_HOOK(nvmet_rdma_execute_command, (void *rsp),
 /* ---- XFER_DONE of writes: the RDMA READ completed ---- */
 static __always_inline int on_nvmet_rdma_read_data_done(struct ib_wc___ntprof *wc)
 {
-	void *req = RSP_REQ(NTPROF_WC_OWNER(wc, struct nvmet_rdma_rsp___ntprof, read_cqe));
-	struct ntprof_target_inflight *v = target_lookup_req(req);
+	struct ntprof_target_inflight *v;
 	__u64 now;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return 0;
+	v = target_lookup_req(RSP_REQ(NTPROF_WC_OWNER(wc, struct nvmet_rdma_rsp___ntprof, read_cqe)));
 	if (!v)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -109,10 +111,14 @@ NTPROF_ENTRY_HOOK(nvmet_rdma_queue_response, (struct nvmet_req___ntprof *req),
 /* ---- the response SEND completed: T5 of reads, emit ---- */
 static __always_inline int on_nvmet_rdma_send_done(struct ib_wc___ntprof *wc)
 {
-	void *req = RSP_REQ(NTPROF_WC_OWNER(wc, struct nvmet_rdma_rsp___ntprof, send_cqe));
-	struct ntprof_target_inflight *v = target_lookup_req(req);
+	void *req;
+	struct ntprof_target_inflight *v;
 	__u64 now;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return 0;
+	req = RSP_REQ(NTPROF_WC_OWNER(wc, struct nvmet_rdma_rsp___ntprof, send_cqe));
+	v = target_lookup_req(req);
 	if (!v)
 		return 0;
 	now = bpf_ktime_get_ns();

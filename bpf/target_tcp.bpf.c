@@ -131,7 +131,8 @@ SEC("fexit/kernel_recvmsg")
 int BPF_PROG(kernel_recvmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	     size_t num, size_t size, int flags, int ret)
 {
-	target_on_recv(BPF_CORE_READ(sock, sk), vec, ret);
+	if (ret > 0) /* most calls find nothing to read: no work for them */
+		target_on_recv(BPF_CORE_READ(sock, sk), vec, ret);
 	return 0;
 }
 

@@ -52,17 +52,17 @@ absl::Status NtpWriter::WriteFrame(uint32_t kind, const std::string& payload) {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": batch of ", payload.size(), " bytes exceeds the frame limit"));
   }
-  std::string frame(ntp::kFrameHeaderBytes, '\0');
-  ntp::PutU32(frame.data(), kind);
-  ntp::PutU32(frame.data() + 4, static_cast<uint32_t>(payload.size()));
-  ntp::PutU32(frame.data() + 8, ntp::Crc32(payload));
-  frame += payload;
-  return WriteAll(frame);
+  frame_.assign(ntp::kFrameHeaderBytes, '\0');
+  ntp::PutU32(frame_.data(), kind);
+  ntp::PutU32(frame_.data() + 4, static_cast<uint32_t>(payload.size()));
+  ntp::PutU32(frame_.data() + 8, ntp::Crc32(payload));
+  frame_ += payload;
+  return WriteAll(frame_);
 }
 
 absl::Status NtpWriter::WriteBatch(const v1::RecordBatch& batch) {
-  if (auto st = WriteFrame(static_cast<uint32_t>(ntp::FrameKind::kBatch), batch.SerializeAsString());
-      !st.ok()) {
+  batch.SerializeToString(&payload_);
+  if (auto st = WriteFrame(static_cast<uint32_t>(ntp::FrameKind::kBatch), payload_); !st.ok()) {
     return st;
   }
   records_ += static_cast<uint64_t>(batch.records_size());

@@ -36,6 +36,9 @@ class NtpWriter {
   int fd_ = -1;
   uint64_t records_ = 0;
   uint64_t batches_ = 0;
+  // Kept between batches: a batch is ~1 MB, and fresh buffers each time cost page faults.
+  std::string payload_;
+  std::string frame_;
 };
 
 }  // namespace ntprof

@@ -258,32 +258,6 @@ absl::StatusOr<int> AgentEngine::Poll(int timeout_ms, const RecordCallback& on_r
   return n;
 }
 
-std::map<uint32_t, ntprof_dev_counters> AgentEngine::ReadDeviceCounters() const {
-  std::map<uint32_t, ntprof_dev_counters> out;
-  struct bpf_map* map = Map("dev_counters");
-  if (!map) return out;
-  int ncpu = libbpf_num_possible_cpus();
-  std::vector<ntprof_dev_counters> per_cpu(ncpu > 0 ? ncpu : 1);
-  uint32_t key = 0, next = 0;
-  uint32_t* cur = nullptr;
-  while (bpf_map__get_next_key(map, cur, &next, sizeof(next)) == 0) {
-    if (bpf_map__lookup_elem(map, &next, sizeof(next), per_cpu.data(),
-                             per_cpu.size() * sizeof(ntprof_dev_counters), 0) == 0) {
-      ntprof_dev_counters sum{};
-      for (const auto& c : per_cpu) {
-        sum.reads += c.reads;
-        sum.writes += c.writes;
-        sum.read_bytes += c.read_bytes;
-        sum.write_bytes += c.write_bytes;
-      }
-      out[next] = sum;
-    }
-    key = next;
-    cur = &key;
-  }
-  return out;
-}
-
 KernelLosses AgentEngine::ReadLosses() const {
   KernelLosses out;
   struct bpf_map* map = Map("losses");

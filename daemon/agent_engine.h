@@ -68,8 +68,6 @@ class AgentEngine {
   // Waits up to timeout_ms for records and hands each to on_record. Returns how many.
   absl::StatusOr<int> Poll(int timeout_ms, const RecordCallback& on_record);
 
-  // Cumulative per-device completion counters, keyed by kernel dev_t.
-  std::map<uint32_t, ntprof_dev_counters> ReadDeviceCounters() const;
   KernelLosses ReadLosses() const;
   // Target: agent-local subsystem id -> NQN.
   std::map<uint32_t, std::string> ReadSubsystemNames() const;

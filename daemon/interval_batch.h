@@ -1,6 +1,11 @@
 // The batch a recording fills between flushes: numbered per agent, tied to the interval it belongs
 // to, written to a sink and shown to the interval callback. Shared by the kernel and SPDK recorders.
+// The batch lives on a protobuf arena that is reset after each flush: thousands of records a
+// batch cost a few large allocations instead of several small ones each (measured by
+// tests/bench/agent_drain_bench).
 #pragma once
+
+#include <google/protobuf/arena.h>
 
 #include <cstdint>
 #include <functional>
@@ -20,7 +25,8 @@ class IntervalBatch {
  public:
   void Begin(uint64_t start_ns) { interval_start_ns_ = start_ns; }
 
-  v1::RecordBatch& batch() { return batch_; }
+  // Valid until the next Flush.
+  v1::RecordBatch& batch() { return *batch_; }
   uint64_t interval_start_ns() const { return interval_start_ns_; }
 
   // Numbers the batch, writes it, shows it to on_interval, and starts the next one (a new
@@ -29,7 +35,8 @@ class IntervalBatch {
                      uint64_t now_ns);
 
  private:
-  v1::RecordBatch batch_;
+  google::protobuf::Arena arena_;
+  v1::RecordBatch* batch_ = google::protobuf::Arena::CreateMessage<v1::RecordBatch>(&arena_);
   uint64_t seq_ = 0;
   uint64_t interval_start_ns_ = 0;
 };

@@ -8,9 +8,9 @@ int StampCount(uint8_t role) {
   return role == NTPROF_ROLE_TARGET ? NTPROF_TARGET_STAMPS : NTPROF_HOST_STAMPS;
 }
 
-v1::Record ConvertRecord(const ntprof_record& rec, const RecordIdentity& id,
-                         const std::string& agent) {
-  v1::Record out;
+void ConvertRecord(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent,
+                   v1::Record* out_record) {
+  v1::Record& out = *out_record;
   out.set_role(static_cast<v1::Role>(rec.role));
   out.set_transport(static_cast<v1::Transport>(rec.transport));
   out.set_stack(static_cast<v1::Stack>(rec.stack));
@@ -26,9 +26,10 @@ v1::Record ConvertRecord(const ntprof_record& rec, const RecordIdentity& id,
   out.set_flags(rec.flags);
   out.set_status(rec.status);
   out.set_device(id.device);
-  for (int i = 0; i < StampCount(rec.role); ++i) out.add_stamps(rec.stamps[i]);
+  const int stamps = StampCount(rec.role);
+  out.mutable_stamps()->Reserve(stamps);
+  for (int i = 0; i < stamps; ++i) out.add_stamps(rec.stamps[i]);
   out.set_agent(agent);
-  return out;
 }
 
 bool MissesCoreStamp(const ntprof_record& rec) {

@@ -18,8 +18,10 @@ struct RecordIdentity {
   std::string device;
 };
 
-v1::Record ConvertRecord(const ntprof_record& rec, const RecordIdentity& id,
-                         const std::string& agent);
+// Fills out, a fresh record (typically added in place to a batch on the batch's arena: building
+// it elsewhere and moving it in would copy it across arenas).
+void ConvertRecord(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent,
+                   v1::Record* out);
 
 // Number of stamps a record of this role carries (the length of Record.stamps).
 int StampCount(uint8_t role);

@@ -25,7 +25,6 @@ static_assert(offsetof(ntprof_record, stack) == 169);
 static_assert(offsetof(ntprof_record, subsys) == 172);
 static_assert(NTPROF_HOST_STAMPS <= NTPROF_MAX_STAMPS && NTPROF_TARGET_STAMPS <= NTPROF_MAX_STAMPS);
 
-static_assert(sizeof(ntprof_dev_counters) == 32);
 static_assert(sizeof(ntprof_host_cid_key) == 8);
 static_assert(sizeof(ntprof_target_key) == 16);
 static_assert(sizeof(ntprof_target_inflight) == NTPROF_RECORD_SIZE + 8);

@@ -89,6 +89,7 @@ absl::StatusOr<bool> Recorder::UpdateWatchedDevices() {
   }
   if (s.transport == Transport::kTcp && ports.empty()) ports.push_back(kDefaultNvmeTcpPort);
   if (absl::Status st = engine_->SetWatchedDevices(devs); !st.ok()) return st;
+  counters_.Watch(devs);
   if (s.transport == Transport::kTcp) {
     if (absl::Status st = engine_->SetTcpPorts(ports); !st.ok()) return st;
   }
@@ -102,8 +103,8 @@ absl::Status Recorder::FlushBatch(BatchSink& sink, const IntervalCallback& on_in
     // Device counters: what completed since the last interval, per device name (the paths of a
     // multipath namespace add up).
     std::map<std::string, v1::DeviceCounters> by_name;
-    for (const auto& [dev, c] : engine_->ReadDeviceCounters()) {
-      ntprof_dev_counters prev = last_counters_[dev];
+    for (const auto& [dev, c] : counters_.Read()) {
+      IoCounts prev = last_counters_[dev];
       last_counters_[dev] = c;
       v1::DeviceCounters& out = by_name[identity_.DeviceName(dev)];
       out.set_device(identity_.DeviceName(dev));
@@ -144,7 +145,7 @@ absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
 
   RecordCallback on_record = [&](const ntprof_record& rec) {
     if (MissesCoreStamp(rec)) ++missing_stamp_;
-    *batch_.batch().add_records() = ConvertRecord(rec, identity_.Resolve(rec), agent_);
+    ConvertRecord(rec, identity_.Resolve(rec), agent_, batch_.batch().add_records());
     ++records_;
   };
 

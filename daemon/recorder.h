@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "agent_engine.h"
 #include "batch_sink.h"
+#include "device_counters.h"
 #include "interval_batch.h"
 #include "record_converter.h"
 
@@ -60,7 +61,8 @@ class Recorder {
   std::string stop_reason_;
 
   IntervalBatch batch_;
-  std::map<uint32_t, ntprof_dev_counters> last_counters_;
+  DeviceCounters counters_;
+  std::map<uint32_t, IoCounts> last_counters_;
   uint64_t evicted_ = 0;
   uint64_t unfinished_at_stop_ = 0;
   uint64_t missing_stamp_ = 0;

@@ -142,7 +142,7 @@ void SpdkRecorder::OnEvent(const ntprof_spdk_event& e) {
   if (SpdkRecordMissesStamp(*rec)) ++missing_stamp_;
   auto t = processes_.find(static_cast<pid_t>(e.pid));
   const std::string comm = t != processes_.end() ? t->second.comm : absl::StrCat("pid", e.pid);
-  *batch_.batch().add_records() = ConvertRecord(*rec, SpdkIdentity(e, comm), agent_);
+  ConvertRecord(*rec, SpdkIdentity(e, comm), agent_, batch_.batch().add_records());
 }
 
 v1::LossCounters SpdkRecorder::Losses() const {

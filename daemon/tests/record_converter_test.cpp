@@ -24,7 +24,8 @@ ntprof_record HostRead() {
 
 TEST_CASE("host_record_converts_with_resolved_identity") {
   RecordIdentity id{"nqn.x", 5, "nvme0n1"};
-  v1::Record p = ConvertRecord(HostRead(), id, "hostA");
+  v1::Record p;
+  ConvertRecord(HostRead(), id, "hostA", &p);
   CHECK(p.role() == v1::ROLE_HOST);
   CHECK(p.transport() == v1::TRANSPORT_TCP);
   CHECK(p.opcode() == 2);
@@ -45,7 +46,8 @@ TEST_CASE("target_record_carries_target_stamps") {
   ntprof_record r{};
   r.role = NTPROF_ROLE_TARGET;
   r.stamps[NTPROF_T_RESPONSE_SENT] = 77;
-  v1::Record p = ConvertRecord(r, {}, "t");
+  v1::Record p;
+  ConvertRecord(r, {}, "t", &p);
   REQUIRE(p.stamps_size() == NTPROF_TARGET_STAMPS);
   CHECK(p.stamps(NTPROF_T_RESPONSE_SENT) == 77);
 }

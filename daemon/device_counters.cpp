@@ -1,0 +1,90 @@
+#include "device_counters.h"
+
+#include <glob.h>
+
+#include <fstream>
+#include <regex>
+
+#include "block_devices.h"
+
+namespace ntprof::agent {
+namespace {
+
+constexpr uint64_t kSectorBytes = 512;  // the stat file counts 512-byte sectors on every device
+
+// Adds one stat file: reads completed [0], sectors read [2], writes completed [4], sectors written
+// [6] (Documentation/block/stat.rst).
+bool AddStatFile(const std::string& path, IoCounts* sum) {
+  std::ifstream in(path);
+  uint64_t f[7];
+  for (uint64_t& v : f) {
+    if (!(in >> v)) return false;
+  }
+  sum->reads += f[0];
+  sum->read_bytes += f[2] * kSectorBytes;
+  sum->writes += f[4];
+  sum->write_bytes += f[6] * kSectorBytes;
+  return true;
+}
+
+// The stat files of a multipath head's paths: nvme<S>n<N> -> nvme<S>c<C>n<N>.
+std::vector<std::string> PathStatFiles(const std::string& sysfs_root, const std::string& name) {
+  static const std::regex kHead(R"(nvme(\d+)n(\d+))");
+  std::smatch m;
+  std::vector<std::string> out;
+  if (!std::regex_match(name, m, kHead)) return out;
+  const std::string pattern =
+      sysfs_root + "/block/nvme" + m[1].str() + "c*n" + m[2].str() + "/stat";
+  glob_t g{};
+  if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
+  }
+  globfree(&g);
+  return out;
+}
+
+IoCounts Minus(const IoCounts& a, const IoCounts& b) {
+  // Totals only grow; a device replaced under the same number restarts at 0, so never wrap.
+  auto d = [](uint64_t x, uint64_t y) { return x >= y ? x - y : x; };
+  return {d(a.reads, b.reads), d(a.writes, b.writes), d(a.read_bytes, b.read_bytes),
+          d(a.write_bytes, b.write_bytes)};
+}
+
+}  // namespace
+
+std::optional<IoCounts> DeviceCounters::Totals(uint32_t kernel_dev) const {
+  IoCounts sum;
+  const std::vector<std::string> paths =
+      PathStatFiles(sysfs_root_, BlockDeviceName(kernel_dev, sysfs_root_));
+  if (!paths.empty()) {
+    bool any = false;
+    for (const std::string& p : paths) any |= AddStatFile(p, &sum);
+    if (any) return sum;
+    return std::nullopt;
+  }
+  const std::string own = sysfs_root_ + "/dev/block/" + std::to_string(KernelDevMajor(kernel_dev)) +
+                          ":" + std::to_string(KernelDevMinor(kernel_dev)) + "/stat";
+  if (!AddStatFile(own, &sum)) return std::nullopt;
+  return sum;
+}
+
+void DeviceCounters::Watch(const std::vector<uint32_t>& kernel_devs) {
+  watched_ = std::set<uint32_t>(kernel_devs.begin(), kernel_devs.end());
+  for (uint32_t dev : watched_) {
+    if (base_.count(dev)) continue;
+    if (auto now = Totals(dev)) base_[dev] = *now;
+  }
+}
+
+std::map<uint32_t, IoCounts> DeviceCounters::Read() const {
+  std::map<uint32_t, IoCounts> out;
+  for (uint32_t dev : watched_) {
+    auto base = base_.find(dev);
+    auto now = Totals(dev);
+    if (base == base_.end() || !now) continue;
+    out[dev] = Minus(*now, base->second);
+  }
+  return out;
+}
+
+}  // namespace ntprof::agent
