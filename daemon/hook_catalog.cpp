@@ -82,7 +82,7 @@ HookSpec SetupCmdHook(const char* hint) {
 }
 std::vector<HookSpec> HostCompletionHooks(const char* hint) {
   return {
-      Tracepoint("nvme", "nvme_complete_rq", "nvme_core", "nvme_core", "H4, device counters", true,
+      Tracepoint("nvme", "nvme_complete_rq", "nvme_core", "nvme_core", "H4", true,
                  hint),
       Tracepoint("block", "block_rq_complete", "", "", "H5; emits the record", true),
   };
@@ -168,7 +168,7 @@ std::vector<HookSpec> TargetRdmaHooks() {
 std::vector<HookSpec> LocalHooks() {
   return {
       Tracepoint("block", "block_rq_issue", "", "", "H1; sampling decision", true),
-      Tracepoint("block", "block_rq_complete", "", "", "H5, device counters; emits the record",
+      Tracepoint("block", "block_rq_complete", "", "", "H5; emits the record",
                  true),
   };
 }

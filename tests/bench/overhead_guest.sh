@@ -50,14 +50,16 @@ print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$dir/not-ours"
   snap)
     agent=0 progs="[]"
     if p=$(agent_pid); then
-      # fields 14 and 15 of /proc/PID/stat: utime, stime (ticks); the name field has no spaces
-      read -r -a st <"/proc/$p/stat"
-      agent=$((st[13] + st[14]))
+      # the first field of schedstat is the time the thread ran, in ns: exact, where utime and
+      # stime are sampled at timer ticks (an agent that wakes on the tick is charged whole ticks)
+      for t in /proc/"$p"/task/*/schedstat; do
+        read -r ran _ <"$t" && agent=$((agent + ran))
+      done
       progs=$(bpftool -j prog show | python3 -c 'import json, sys
 skip = set(open(sys.argv[1]).read().split())
 print(json.dumps([p for p in json.load(sys.stdin) if str(p["id"]) not in skip]))' "$dir/not-ours")
     fi
-    printf '{"agent_ns":%d,"progs":%s}\n' "$((agent * 1000000000 / $(getconf CLK_TCK)))" "$progs" ;;
+    printf '{"agent_ns":%d,"progs":%s}\n' "$agent" "$progs" ;;
   cpu-log)
     pkill -f ntprof-overhead-cpu-log 2>/dev/null
     # the reads this VM serves: the host's NVMe path devices (their block accounting), the

@@ -35,11 +35,7 @@ for _ in $(seq 50); do
 done
 [ -n "$port" ] || { echo "FAIL: the collector never said its metrics port: $(cat "$work/collector.log")"; exit 1; }
 
-"$replay" "$sock" host1 host "$work/rec/base/host.ntp" >"$work/host.log" &
-pids+=($!)
-"$replay" "$sock" target1 target "$work/rec/base/target.ntp" >"$work/target.log" &
-pids+=($!)
-for _ in $(seq 50); do grep -q connected "$work/host.log" && grep -q connected "$work/target.log" && break; sleep 0.2; done
+replay_both_halves "$replay" "$sock"
 # The recordings name their session "test" (make_test_recordings).
 "$ctl" start test -s 60 >/dev/null || fail "start session"
 for _ in $(seq 50); do grep -q sent "$work/host.log" && grep -q sent "$work/target.log" && break; sleep 0.2; done

@@ -24,11 +24,7 @@ for _ in $(seq 50); do "$ctl" status >/dev/null 2>&1 && break; sleep 0.2; done
 expect_status 2 "start with no agents" "$ctl" start test -s 10
 grep -q "no agents connected" "$work/err" || fail "start with no agents: message"
 
-"$replay" "$sock" host1 host "$work/rec/base/host.ntp" >"$work/host.log" &
-pids+=($!)
-"$replay" "$sock" target1 target "$work/rec/base/target.ntp" >"$work/target.log" &
-pids+=($!)
-for _ in $(seq 50); do grep -q connected "$work/host.log" && grep -q connected "$work/target.log" && break; sleep 0.2; done
+replay_both_halves "$replay" "$sock"
 
 # A watch from before the start sees the session's records: its ndjson has one type per field.
 "$ctl" watch -o ndjson --count 5 >"$work/watch.ndjson" 2>"$work/watch.err" &

@@ -32,11 +32,7 @@ intervals_since() {  # intervals printed from the first line matching $1 on
 at_least() { [ "$(intervals_since "$2")" -ge "$1" ]; }  # N, pattern
 
 start_collector || exit 1
-"$replay" "$sock" host1 host "$work/rec/base/host.ntp" >"$work/host.log" &
-pids+=($!)
-"$replay" "$sock" target1 target "$work/rec/base/target.ntp" >"$work/target.log" &
-pids+=($!)
-for _ in $(seq 50); do grep -q connected "$work/host.log" && grep -q connected "$work/target.log" && break; sleep 0.2; done
+replay_both_halves "$replay" "$sock"
 # The replayed recordings are of session test.
 "$ctl" start test -s 10 >/dev/null || fail "start test"
 
