@@ -75,6 +75,9 @@ struct RecordTally {
   uint64_t matched = 0;
   uint64_t host_only = 0;
   uint64_t target_only = 0;
+  // Of those, the ones at the recording's edges (one side not recording yet or any more): no loss.
+  uint64_t host_only_at_edges = 0;
+  uint64_t target_only_at_edges = 0;
   uint64_t incomplete = 0;  // a required stamp was missing
   double matched_percent() const { return host == 0 ? 0.0 : 100.0 * matched / host; }
 };

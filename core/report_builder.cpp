@@ -44,6 +44,13 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
         *clock_side);
   }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
+  if (scope_ == Scope::kJoined) {
+    if (scope == Scope::kJoined) {
+      edges_.AddMatched(*host, *target);
+    } else {
+      edges_.AddLeftover(host ? *host : *target);
+    }
+  }
   if (scope != scope_) return;  // a leftover of a joined report: the join counts it
   IncompleteRecord why;
   auto breakdown = BreakDown(host, target, &why);
@@ -167,6 +174,9 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     t.matched = join->matched;
     t.host_only = join->host_only;
     t.target_only = join->target_only;
+    const SessionEdges::AtEdges at_edges = edges_.Count();
+    t.host_only_at_edges = at_edges.host;
+    t.target_only_at_edges = at_edges.target;
   }
   t.incomplete = incomplete_;
   for (const auto& [stamp, n] : missing_stamps_) {

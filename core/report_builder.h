@@ -8,6 +8,7 @@
 #include "io_span.h"
 #include "latency_histogram.h"
 #include "report.h"
+#include "session_edges.h"
 
 namespace ntprof {
 
@@ -52,6 +53,7 @@ class ReportBuilder {
   std::map<std::string, DeviceTotals> devices_;  // from the counters: every command, sampled or not
   // (device, "read"/"write") -> when its sampled commands ran: the throughput's span.
   std::map<std::pair<std::string, std::string>, IoSpan> direction_spans_;
+  SessionEdges edges_;  // joined reports: which leftovers lie at the recording's edges
   uint64_t incomplete_ = 0;
   std::map<std::string, uint64_t> missing_stamps_;  // why records were incomplete
 };

@@ -94,6 +94,8 @@ nlohmann::json ToJson(const Report& report) {
             {"matched_percent", t.matched_percent()},
             {"host_only", t.host_only},
             {"target_only", t.target_only},
+            {"host_only_at_edges", t.host_only_at_edges},
+            {"target_only_at_edges", t.target_only_at_edges},
             {"incomplete", t.incomplete}}},
           {"losses", LossesJson(report.losses)},
           {"probe_runs_skipped", report.losses.nested_probe_miss()},

@@ -163,6 +163,12 @@ std::string RenderText(const Report& report, TextOptions options) {
   if (t.host_only + t.target_only > 0 && t.host > 0 && t.target > 0) {
     absl::StrAppend(&out, absl::StrFormat("; unmatched: %d host, %d target", t.host_only,
                                           t.target_only));
+    if (t.host_only_at_edges + t.target_only_at_edges > 0) {
+      absl::StrAppend(&out, absl::StrFormat(
+                                " (%d host, %d target at the recording's edges: the other side was "
+                                "not recording yet or any more, no loss)",
+                                t.host_only_at_edges, t.target_only_at_edges));
+    }
   }
   if (t.incomplete > 0) absl::StrAppend(&out, absl::StrFormat("; %d incomplete", t.incomplete));
   out += "\n";

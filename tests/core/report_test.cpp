@@ -116,6 +116,36 @@ TEST_CASE("report_counts_host_records_whose_target_half_is_missing", "[report]")
   CHECK(report.records.host_only == 20);
   CHECK(report.records.matched_percent() == Approx(80.0));
   CHECK_THAT(RenderText(report), Catch::Contains("80 matched (80.0 % of the host's); unmatched: 20 host"));
+  // All 20 come after the target's last command: the target stopped early, nothing was lost.
+  CHECK(report.records.host_only_at_edges == 20);
+  CHECK_THAT(RenderText(report), Catch::Contains("(20 host, 0 target at the recording's edges"));
+}
+
+TEST_CASE("unmatched_halves_between_matched_commands_are_losses_not_edges", "[report]") {
+  TempDir dir;
+  // The target started 10 commands late, and command 50's target half is another command's (its
+  // record of command 50 was lost): 10 host halves at the edge, 1 host and 1 target half inside.
+  WriteRun(dir.File("host.ntp"), "", RunSpec{.commands = 100}, Tutorial);
+  WriteRun("", dir.File("target.ntp"), RunSpec{.commands = 100}, Tutorial, [](int i) {
+    return CommandId{.cid = static_cast<uint32_t>(i % 64),
+                     .slba = i == 50 ? 999'999u : static_cast<uint64_t>(i) * 8};
+  });
+  Report all = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
+  REQUIRE(all.records.host_only == 1);
+  CHECK(all.records.host_only_at_edges == 0);
+  CHECK(all.records.target_only_at_edges == 0);
+
+  TempDir late;
+  WriteRun(late.File("host.ntp"), "", RunSpec{.commands = 100}, Tutorial);
+  WriteRun("", late.File("target.ntp"), RunSpec{.commands = 90}, Tutorial, [](int i) {
+    const int command = i + 10;  // the target's first record is the host's 11th command
+    return CommandId{.cid = static_cast<uint32_t>(command % 64),
+                     .slba = static_cast<uint64_t>(command) * 8};
+  });
+  Report report = ReportOf({late.File("host.ntp"), late.File("target.ntp")});
+  CHECK(report.records.matched == 90);
+  CHECK(report.records.host_only == 10);
+  CHECK(report.records.host_only_at_edges == 10);
 }
 
 TEST_CASE("recordings_of_different_sample_rates_salts_or_runs_are_refused", "[report]") {
