@@ -233,4 +233,18 @@ std::string HookPlan::ToJson() const {
   return out.dump(2) + "\n";
 }
 
+std::vector<Role> RolesPossible(const KernelFacts& facts, const PlanInputs& inputs) {
+  std::vector<Role> out;
+  for (Role role : {Role::kHost, Role::kTarget}) {
+    for (Transport t : {Transport::kTcp, Transport::kRdma, Transport::kLocal}) {
+      if (t == Transport::kLocal && role != Role::kHost) continue;  // local: host only
+      if (PlanHooks(role, t, facts, inputs).CheckRequired().ok()) {
+        out.push_back(role);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 }  // namespace ntprof::agent

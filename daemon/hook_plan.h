@@ -74,6 +74,10 @@ class HookPlan {
 HookPlan PlanHooks(Role role, Transport transport, const KernelFacts& facts,
                    const PlanInputs& inputs);
 
+// The roles this kernel could record in, over any transport (host: NVMe/TCP, NVMe/RDMA or a local
+// device; target: NVMe/TCP or NVMe/RDMA): those with every required hook available.
+std::vector<Role> RolesPossible(const KernelFacts& facts, const PlanInputs& inputs);
+
 // Why `type` cannot attach `hook` here, or "" if nothing we can check stops it.
 std::string WhyUnavailable(const HookSpec& hook, AttachType type, const KernelFacts& facts,
                            const PlanInputs& inputs);

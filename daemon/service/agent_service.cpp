@@ -32,10 +32,8 @@ grpc::Status AgentService::Probe(grpc::ServerContext*, const v1::ProbeRequest* r
                                                                            : config_->transport;
   const PlanInputs inputs{.external_btf = !config_->btf_path.empty()};
   ToHookDecisions(PlanHooks(role, transport, *facts_, inputs), reply->mutable_hooks());
-  for (Role r : {Role::kHost, Role::kTarget}) {
-    if (PlanHooks(r, Transport::kTcp, *facts_, inputs).CheckRequired().ok())
-      reply->add_roles_possible(r == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
-  }
+  for (Role r : RolesPossible(*facts_, inputs))
+    reply->add_roles_possible(r == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
   return grpc::Status::OK;
 }
 

@@ -240,5 +240,16 @@ TEST_CASE("rdma_falls_back_to_kprobes_and_names_the_rdma_fix") {
         std::string::npos);
 }
 
+TEST_CASE("roles_possible_looks_at_every_transport") {
+  const PlanInputs inputs;
+  // NVMe/RDMA drivers only: both roles, though no NVMe/TCP hook can attach.
+  CHECK(RolesPossible(FakeKernelFacts::Debian61Rdma(), inputs) ==
+        std::vector<Role>{Role::kHost, Role::kTarget});
+  // No NVMe-oF driver at all, block tracepoints only: a host of local devices, no target.
+  CHECK(RolesPossible(FakeKernelFacts::DevMachine(), inputs) == std::vector<Role>{Role::kHost});
+  CHECK(RolesPossible(FakeKernelFacts::Debian61(), inputs) ==
+        std::vector<Role>{Role::kHost, Role::kTarget});
+}
+
 }  // namespace
 }  // namespace ntprof::agent
