@@ -187,18 +187,27 @@ def shift_one(label, base, new, stage, injected_us, windowed=False):
         check(abs(delta - injected_us) <= 0.10 * injected_us,
               f"{label}: {stage} median rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %; "
               f"mean rose {mean_delta:.1f} us)")
+    # The machine itself runs slower while the I/O waits: with the VMs idle between commands, all
+    # CPU work of a command took 2-3x as long on the 2-core build machine (host driver 25 -> 73 us,
+    # target driver and network alike; old and new BPF code, 6.1 and 6.12). The host driver stage
+    # (CPU work on the host that no drive or link delay touches) measures that slowdown, and each
+    # stage may grow by it on top of the 10 % tolerance.
+    slowdown = max(1.0, new.get("host_driver", 0) / base["host_driver"]) if base.get("host_driver") else 1.0
     for sid in base:
         if sid in (stage, "end_to_end"):
             continue
-        # The delay must not leak into another stage: none may rise by more than 10 % of it. A
-        # stage may fall: under emulation a slower I/O rate leaves the VMs' network stacks more
-        # CPU, and 128 KiB transfers then cross faster (the block layer's end to end shows it).
+        # The delay must not leak into another stage: none may rise by more than 10 % of it (plus
+        # the slowdown). A leak would also show as the delayed stage rising less than injected,
+        # which is checked above. A stage may fall: under emulation a slower I/O rate leaves the
+        # VMs' network stacks more CPU, and 128 KiB transfers then cross faster.
         moved = new.get(sid, 0) - base[sid]
         if windowed and sid == "network":
             print(f"info: {label}: {sid} median moved {moved:+.1f} us (windowed transfer, not checked)")
             continue
-        check(moved <= 0.10 * injected_us,
-              f"{label}: {sid} median moved {moved:+.1f} us (may rise {0.1 * injected_us:.0f} us at most)")
+        allowed = 0.10 * injected_us + (slowdown - 1.0) * base[sid]
+        check(moved <= allowed,
+              f"{label}: {sid} median moved {moved:+.1f} us (may rise {allowed:.0f} us at most: 10 % "
+              f"of the delay + the machine's slowdown x{slowdown:.2f} of its {base[sid]:.1f} us)")
 
 
 def shift(base_dir, new_dir, stage, injected_us, per_class=False):
