@@ -71,18 +71,19 @@ std::optional<IoCounts> DeviceCounters::Totals(uint32_t kernel_dev) const {
 void DeviceCounters::Watch(const std::vector<uint32_t>& kernel_devs) {
   watched_ = std::set<uint32_t>(kernel_devs.begin(), kernel_devs.end());
   for (uint32_t dev : watched_) {
-    if (base_.count(dev)) continue;
-    if (auto now = Totals(dev)) base_[dev] = *now;
+    if (last_.count(dev)) continue;
+    if (auto now = Totals(dev)) last_[dev] = *now;
   }
 }
 
-std::map<uint32_t, IoCounts> DeviceCounters::Read() const {
+std::map<uint32_t, IoCounts> DeviceCounters::Read() {
   std::map<uint32_t, IoCounts> out;
   for (uint32_t dev : watched_) {
-    auto base = base_.find(dev);
+    auto last = last_.find(dev);
     auto now = Totals(dev);
-    if (base == base_.end() || !now) continue;
-    out[dev] = Minus(*now, base->second);
+    if (last == last_.end() || !now) continue;
+    out[dev] = Minus(*now, last->second);
+    last->second = *now;
   }
   return out;
 }

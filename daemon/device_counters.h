@@ -32,17 +32,17 @@ class DeviceCounters {
   // its current totals, so what it did before the recording is not in it.
   void Watch(const std::vector<uint32_t>& kernel_devs);
 
-  // What each watched device completed since it was first watched. A device whose statistics
-  // cannot be read (it vanished) is left out.
-  std::map<uint32_t, IoCounts> Read() const;
-
-  // The kernel's totals for one device since it appeared (exposed for tests).
-  std::optional<IoCounts> Totals(uint32_t kernel_dev) const;
+  // What each watched device completed since the previous Read (the first: since the device was
+  // first watched). A device whose statistics cannot be read (it vanished) is left out.
+  std::map<uint32_t, IoCounts> Read();
 
  private:
+  // The kernel's totals for one device since it appeared.
+  std::optional<IoCounts> Totals(uint32_t kernel_dev) const;
+
   std::string sysfs_root_;
   std::set<uint32_t> watched_;
-  std::map<uint32_t, IoCounts> base_;
+  std::map<uint32_t, IoCounts> last_;  // the totals at the previous Read (or at Watch)
 };
 
 }  // namespace ntprof::agent

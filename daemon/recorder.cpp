@@ -104,14 +104,12 @@ absl::Status Recorder::FlushBatch(BatchSink& sink, const IntervalCallback& on_in
     // multipath namespace add up).
     std::map<std::string, v1::DeviceCounters> by_name;
     for (const auto& [dev, c] : counters_.Read()) {
-      IoCounts prev = last_counters_[dev];
-      last_counters_[dev] = c;
       v1::DeviceCounters& out = by_name[identity_.DeviceName(dev)];
       out.set_device(identity_.DeviceName(dev));
-      out.set_reads(out.reads() + c.reads - prev.reads);
-      out.set_writes(out.writes() + c.writes - prev.writes);
-      out.set_read_bytes(out.read_bytes() + c.read_bytes - prev.read_bytes);
-      out.set_write_bytes(out.write_bytes() + c.write_bytes - prev.write_bytes);
+      out.set_reads(out.reads() + c.reads);
+      out.set_writes(out.writes() + c.writes);
+      out.set_read_bytes(out.read_bytes() + c.read_bytes);
+      out.set_write_bytes(out.write_bytes() + c.write_bytes);
       out.set_interval_start_ns(batch_.interval_start_ns());
       out.set_interval_end_ns(now);
     }

@@ -62,7 +62,6 @@ class Recorder {
 
   IntervalBatch batch_;
   DeviceCounters counters_;
-  std::map<uint32_t, IoCounts> last_counters_;
   uint64_t evicted_ = 0;
   uint64_t unfinished_at_stop_ = 0;
   uint64_t missing_stamp_ = 0;

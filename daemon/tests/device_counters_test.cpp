@@ -44,7 +44,7 @@ struct FakeSysfs {
 const uint32_t kHead = KernelDev(259, 1);
 const uint32_t kLoop = KernelDev(7, 0);
 
-TEST_CASE("a_multipath_head_counts_what_its_paths_completed_since_it_was_watched") {
+TEST_CASE("a_multipath_head_counts_what_its_paths_completed_since_the_last_read") {
   FakeSysfs sys;
   DeviceCounters counters(sys.root.string());
   counters.Watch({kHead});
@@ -56,6 +56,12 @@ TEST_CASE("a_multipath_head_counts_what_its_paths_completed_since_it_was_watched
   CHECK(got[kHead].read_bytes == 320 * 512);
   CHECK(got[kHead].writes == 2);
   CHECK(got[kHead].write_bytes == 16 * 512);
+  // The next read counts from this one.
+  sys.Write("block/nvme0c1n1/stat", Stat(61, 488, 5, 40));
+  got = counters.Read();
+  CHECK(got[kHead].reads == 1);
+  CHECK(got[kHead].read_bytes == 8 * 512);
+  CHECK(got[kHead].writes == 0);
 }
 
 TEST_CASE("a_device_without_paths_counts_its_own_statistics_and_only_watched_ones_are_read") {
