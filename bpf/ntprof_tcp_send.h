@@ -93,14 +93,23 @@ static __always_inline __u64 ntprof_msg_first_byte(struct msghdr *msg)
 	})
 
 /* Return of a send call on sock that handed ret bytes to TCP. */
+/* A send call on sock returned ret: the send state of sock (its sock in *sk) when the call handed
+ * bytes to TCP on one of the side's NVMe/TCP sockets; else NULL. */
+static __always_inline struct ntprof_tcp_send_state *
+ntprof_send_state_at_return(struct socket *sock, long ret, struct sock **sk)
+{
+	if (ret <= 0)
+		return NULL;
+	*sk = BPF_CORE_READ(sock, sk);
+	return tcp_send_state(*sk);
+}
+
+/* Return of a send call whose entry noted time and address in the socket's state. */
 static __always_inline void ntprof_tcp_send_returned(struct socket *sock, long ret)
 {
-	struct sock *sk = BPF_CORE_READ(sock, sk);
-	struct ntprof_tcp_send_state *st;
+	struct sock *sk = NULL;
+	struct ntprof_tcp_send_state *st = ntprof_send_state_at_return(sock, ret, &sk);
 
-	if (ret <= 0)
-		return;
-	st = tcp_send_state(sk);
 	if (st && st->call_start_addr)
 		tcp_sent(sk, st, ret);
 }
@@ -117,30 +126,23 @@ static __always_inline void ntprof_note_send_entry(struct socket *sock)
 	}
 }
 
-/* fexit of such a call that handed ret bytes to TCP on sock: the send state of sock (*sk), with
- * the entry's time, when sock is one of the side's NVMe/TCP sockets; else NULL. */
-static __always_inline struct ntprof_tcp_send_state *
-ntprof_send_returned_at(struct socket *sock, long ret, struct sock **sk)
+/* The entry time ntprof_note_send_entry kept for sock on this CPU; 0 if another send overwrote it. */
+static __always_inline __u64 ntprof_send_entry_ns(struct socket *sock)
 {
 	__u32 zero = 0;
 	struct ntprof_send_entry *e = bpf_map_lookup_elem(&send_entry, &zero);
-	struct ntprof_tcp_send_state *st;
 
-	if (ret <= 0 || !e)
-		return NULL;
-	*sk = BPF_CORE_READ(sock, sk);
-	st = tcp_send_state(*sk);
-	if (st)
-		st->call_start_ns = e->sock == (__u64)sock ? e->ns : 0;
-	return st;
+	return e && e->sock == (__u64)sock ? e->ns : 0;
 }
 
-/* ... and where its bytes began (evaluated for NVMe/TCP sockets only): follow the stream. */
+/* fexit of such a call: the entry's time and where its bytes began (evaluated for NVMe/TCP sockets
+ * only) go into the socket's state, then the stream is followed. */
 #define NTPROF_TCP_SEND_DONE(sock, ret, first_byte)                                    \
 	({                                                                            \
 		struct sock *sk_ = NULL;                                              \
-		struct ntprof_tcp_send_state *st_ = ntprof_send_returned_at(sock, ret, &sk_); \
+		struct ntprof_tcp_send_state *st_ = ntprof_send_state_at_return(sock, ret, &sk_); \
 		if (st_) {                                                            \
+			st_->call_start_ns = ntprof_send_entry_ns(sock);              \
 			st_->call_start_addr = (first_byte);                          \
 			if (st_->call_start_addr)                                     \
 				tcp_sent(sk_, st_, ret);                              \
