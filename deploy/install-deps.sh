@@ -19,8 +19,8 @@ packages=(
   prometheus
   # test bed: image build and VMs
   debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
-  # tools the tests drive on this machine
-  fio python3 jq
+  # tools the tests drive on this machine (chromium renders the HTML report headless)
+  fio python3 jq chromium
 )
 
 missing=()
