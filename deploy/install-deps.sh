@@ -14,13 +14,15 @@ packages=(
   libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
   # USDT (probe contract) and tests
   systemtap-sdt-dev catch2 libclang-rt-14-dev
-  # promtool, which checks the collector's /metrics exposition; Debian ships it only in the
-  # prometheus package (whose server the tests never start)
+  # Prometheus: promtool checks the collector's /metrics exposition and the shipped rules, the
+  # server scrapes a running collector (tests/collector/prometheus_scrape_test.sh)
   prometheus
   # test bed: image build and VMs
   debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
   # tools the tests drive on this machine (chromium renders the HTML report headless)
-  fio python3 jq chromium
+  fio python3 jq chromium curl
+  # Debian packages (cmake/Packaging.cmake): man pages from --help, and the package checker
+  help2man lintian
 )
 
 missing=()
