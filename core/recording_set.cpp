@@ -10,18 +10,10 @@
 #include "absl/strings/str_split.h"
 #include "loss_counters.h"
 #include "report_builder.h"
+#include "transport_name.h"
 
 namespace ntprof {
 namespace {
-
-std::string TransportName(v1::Transport t) {
-  switch (t) {
-    case v1::TRANSPORT_TCP: return "tcp";
-    case v1::TRANSPORT_RDMA: return "rdma";
-    case v1::TRANSPORT_LOCAL: return "local";
-    default: return "unknown";
-  }
-}
 
 uint64_t LastStamp(const v1::Record& r) {
   uint64_t last = 0;
@@ -140,7 +132,7 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
   const Scope scope = has_host_ && has_target_ ? Scope::kJoined
                       : has_host_              ? Scope::kHostOnly
                                                : Scope::kTargetOnly;
-  ReportBuilder builder(scope);
+  ReportBuilder builder(scope, options_.extras);
   JoinEngine join(options_.join,
                   [&](const v1::Record* h, const v1::Record* t) { builder.Add(h, t); });
 
@@ -149,6 +141,9 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
     auto reader = NtpReader::Open(paths_[i], options_.read);
     if (!reader.ok()) return reader.status();
     cursors[i].reader = std::move(*reader);
+    const v1::FileHeader& h = cursors[i].reader->header();
+    builder.SetClock(h.hostname(), static_cast<int64_t>(h.start_wall_ns()) -
+                                       static_cast<int64_t>(h.start_mono_ns()));
     if (auto st = Advance(&cursors[i], &builder); !st.ok()) return st;
   }
 
@@ -167,6 +162,8 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
     heap.pop();
     Cursor& c = cursors[i];
     v1::Record record = c.batch.records(c.next++);
+    // Records name their agent when it streamed them; a file's header names it for all.
+    if (record.agent().empty()) record.set_agent(c.reader->header().hostname());
     c.last_mono = std::max(c.last_mono, LastStamp(record));
     const int64_t arrival = c.ArrivalOf(record);
     if (scope == Scope::kJoined) {

@@ -11,12 +11,14 @@
 #include "join_engine.h"
 #include "ntp_reader.h"
 #include "report.h"
+#include "report_builder.h"
 
 namespace ntprof {
 
 struct ReportOptions {
   NtpReadOptions read;
   JoinOptions join;
+  ReportExtras extras;  // the slowest commands, the charts' data
 };
 
 class RecordingSet {

@@ -2,6 +2,7 @@
 // printed.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -29,7 +30,14 @@ struct StageRow {
   Distribution dist;
   double share = 0;                  // of the end-to-end mean, 0..1
   std::optional<double> avg_qd;      // Little's law: commands in this stage on average
+  std::vector<int64_t> curve_ns;     // at kCurveQuantiles; only when charts were asked for
 };
+
+// The percentiles a distribution chart draws: Percentile(q) of the same histogram the table's
+// numbers come from, for each q of kCurveQuantiles.
+inline constexpr std::array<double, 29> kCurveQuantiles = {
+    0,  1,  2.5, 5,  10, 15, 20, 25, 30, 35, 40, 45,   50,    55,  60,
+    65, 70, 75,  80, 85, 90, 95, 97.5, 99, 99.5, 99.8, 99.9, 99.99, 100};
 
 struct ComponentRow {
   Component component;
@@ -53,6 +61,14 @@ struct Throughput {
   double span_s = 0;      // what iops averages over
 };
 
+// One interval of a group's stage latency over time (only when charts were asked for).
+struct TimelineBin {
+  double start_s = 0;  // since the report's first command (approximate wall clock)
+  uint64_t n = 0;      // commands that started in it
+  std::array<std::optional<double>, kStageCount> mean_ns{};
+  int64_t max_ns = 0;  // the slowest command's total (end to end or in target)
+};
+
 struct GroupReport {
   std::string name;    // "read 4KiB nvme0n1"
   std::string op;
@@ -67,6 +83,25 @@ struct GroupReport {
   double avg_qd_span_s = 0;  // what the stages' avg QD averages over
   std::optional<Stage> largest;
   std::vector<std::string> missing_components;  // optional hooks that were not recorded
+  double timeline_bin_s = 0;
+  std::vector<TimelineBin> timeline;  // in time order; intervals without a command left out
+};
+
+// One of a report's slowest sampled commands: which command it was and where its time went.
+struct SlowCommand {
+  std::string group;               // its group's name
+  std::optional<int64_t> wall_ns;  // when it started (H0; T0 for a target alone), from the file's
+                                   // wall/monotonic pair: approximate, for finding it in logs
+  std::string host_agent;          // hostnames; empty for a side that was not recorded
+  std::string target_agent;
+  std::string device;
+  uint32_t qid = 0;
+  uint32_t cid = 0;
+  uint32_t opcode = 0;
+  uint64_t slba = 0;
+  uint32_t bytes = 0;
+  int64_t latency_ns = 0;          // end to end, or in target when the target was recorded alone
+  std::array<std::optional<int64_t>, kStageCount> stages{};
 };
 
 struct RecordTally {
@@ -92,6 +127,8 @@ struct Report {
   RecordTally records;
   v1::LossCounters losses;
   std::vector<std::string> notes;  // warnings a reader must see (unfinished files, losses, ...)
+  size_t slowest_asked = 0;        // --slowest N; 0: the list is not part of the report
+  std::vector<SlowCommand> slowest;  // the slowest first, at most slowest_asked
 };
 
 // BASE vs NEW, group by group.

@@ -1,5 +1,7 @@
 #include "report_builder.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
@@ -33,7 +35,52 @@ namespace {
 // The device counters count reads and writes; every other opcode is counted as a read.
 std::string Direction(const std::string& op) { return op == "write" ? "write" : "read"; }
 
+// When a command started on its machine's clock: its earliest stamp (0 = none).
+int64_t StartOf(const v1::Record& r) {
+  uint64_t first = 0;
+  for (uint64_t s : r.stamps()) {
+    if (s != 0 && (first == 0 || s < first)) first = s;
+  }
+  return static_cast<int64_t>(first);
+}
+
+std::string GroupName(const std::string& op, uint32_t bytes, const std::string& device) {
+  return absl::StrCat(op, " ", SizeName(bytes), " ", device.empty() ? "?" : device);
+}
+
 }  // namespace
+
+void ReportBuilder::SetClock(const std::string& agent, int64_t wall_minus_mono_ns) {
+  clocks_[agent] = wall_minus_mono_ns;
+}
+
+void ReportBuilder::Keep(const v1::Record* host, const v1::Record* target,
+                         const v1::Record& clock_side, const CommandBreakdown& breakdown,
+                         const std::string& group, Group* g) {
+  const int64_t start = StartOf(clock_side);
+  const auto clock = clocks_.find(clock_side.agent());
+  std::optional<int64_t> wall;
+  if (start != 0 && clock != clocks_.end()) wall = start + clock->second;
+  const Stage total = StagesOf(scope_).back();
+  if (extras_.charts && start != 0) g->timeline.Add(wall.value_or(start), breakdown, total);
+  const std::optional<int64_t> latency = breakdown.stage(total);
+  if (!latency || !slowest_.WouldKeep(*latency)) return;
+  const v1::Record& identity = host ? *host : *target;
+  SlowCommand c;
+  c.group = group;
+  c.wall_ns = wall;
+  if (host) c.host_agent = host->agent();
+  if (target) c.target_agent = target->agent();
+  c.device = identity.device();
+  c.qid = identity.qid();
+  c.cid = identity.cid();
+  c.opcode = identity.opcode();
+  c.slba = identity.slba();
+  c.bytes = identity.bytes();
+  c.latency_ns = *latency;
+  c.stages = breakdown.stages;
+  slowest_.Offer(std::move(c));
+}
 
 void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   // Spans are taken on one side's clock only: the host's, unless the target was recorded alone.
@@ -75,6 +122,9 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
     if (breakdown->components[c]) g.components[c].Add(*breakdown->components[c]);
   }
   g.io_span.Add(*clock_side);
+  if (extras_.charts || extras_.slowest > 0) {
+    Keep(host, target, *clock_side, *breakdown, GroupName(g.op, g.bytes, g.device), &g);
+  }
 }
 
 void ReportBuilder::AddCounters(const v1::DeviceCounters& counters) {
@@ -116,7 +166,17 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
   report.sample_rate = sample_rate;
   report.span_s = Seconds(span_ns);
   report.rates = rates;
-  const Stage total = scope_ == Scope::kTargetOnly ? Stage::kTargetTotal : Stage::kEndToEnd;
+  const Stage total = StagesOf(scope_).back();
+  report.slowest_asked = extras_.slowest;
+  report.slowest = slowest_.Sorted();
+  // Every group's timeline counts from the report's first command, so they line up.
+  int64_t origin_ns = 0;
+  bool have_origin = false;
+  for (const auto& [key, g] : groups_) {
+    if (g.timeline.empty()) continue;
+    origin_ns = have_origin ? std::min(origin_ns, g.timeline.first_ns()) : g.timeline.first_ns();
+    have_origin = true;
+  }
 
   for (const auto& [key, g] : groups_) {
     GroupReport gr;
@@ -124,7 +184,11 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     gr.bytes = g.bytes;
     gr.device = g.device;
     gr.scope = scope_;
-    gr.name = absl::StrCat(g.op, " ", SizeName(g.bytes), " ", g.device.empty() ? "?" : g.device);
+    gr.name = GroupName(g.op, g.bytes, g.device);
+    if (!g.timeline.empty()) {
+      gr.timeline_bin_s = Seconds(g.timeline.width_ns());
+      gr.timeline = g.timeline.Bins(origin_ns);
+    }
     const LatencyHistogram& whole = g.stages[static_cast<size_t>(total)];
     gr.latency = Summarize(whole);
     gr.io_span_s = Seconds(g.io_span.LongestNs());
@@ -136,7 +200,10 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
       if (h.count() == 0) continue;
       StageRow row{s, std::string(StageLabel(s, g.host_stack, g.target_stack)), Summarize(h),
                    whole.mean() > 0 ? h.mean() / whole.mean() : 0.0,
-                   CommandsInFlight(h, sample_rate, qd_span_ns)};
+                   CommandsInFlight(h, sample_rate, qd_span_ns), {}};
+      if (extras_.charts) {
+        for (double q : kCurveQuantiles) row.curve_ns.push_back(h.Percentile(q));
+      }
       if (s != total && row.dist.mean_ns > largest_mean) {
         largest_mean = row.dist.mean_ns;
         gr.largest = s;

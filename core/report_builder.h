@@ -9,6 +9,8 @@
 #include "latency_histogram.h"
 #include "report.h"
 #include "session_edges.h"
+#include "slowest_commands.h"
+#include "stage_timeline.h"
 
 namespace ntprof {
 
@@ -16,10 +18,21 @@ namespace ntprof {
 std::string OpName(uint32_t opcode);
 std::string SizeName(uint64_t bytes);
 
+// What a report holds beyond the tables, when asked for.
+struct ReportExtras {
+  size_t slowest = 0;   // the N slowest commands (--slowest N)
+  bool charts = false;  // distribution curves and stage latency over time (the HTML page)
+};
+
 class ReportBuilder {
  public:
   // Which halves this report is about: joined pairs, or one side recorded alone.
-  explicit ReportBuilder(Scope scope) : scope_(scope) {}
+  explicit ReportBuilder(Scope scope, ReportExtras extras = {})
+      : scope_(scope), extras_(extras), slowest_(extras.slowest) {}
+
+  // An agent's wall clock minus its monotonic clock (from a file header): turns the stamps of its
+  // records (Record.agent) into approximate wall times for the slowest commands and the timeline.
+  void SetClock(const std::string& agent, int64_t wall_minus_mono_ns);
 
   // One outcome of the join (or one record of a single-side recording). Halves that do not fit
   // the scope (leftovers of a joined report) are only counted.
@@ -43,12 +56,20 @@ class ReportBuilder {
     std::array<LatencyHistogram, kStageCount> stages;
     std::array<LatencyHistogram, kComponentCount> components;
     IoSpan io_span;
+    StageTimeline timeline;
   };
   struct DeviceTotals {
     uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
   };
 
+  // The commands worth keeping beyond the statistics: the slowest and the timeline.
+  void Keep(const v1::Record* host, const v1::Record* target, const v1::Record& clock_side,
+            const CommandBreakdown& breakdown, const std::string& group, Group* g);
+
   Scope scope_;
+  ReportExtras extras_;
+  SlowestCommands slowest_;
+  std::map<std::string, int64_t> clocks_;  // agent -> wall minus monotonic
   std::map<std::tuple<std::string, uint32_t, std::string>, Group> groups_;
   std::map<std::string, DeviceTotals> devices_;  // from the counters: every command, sampled or not
   // (device, "read"/"write") -> when its sampled commands ran: the throughput's span.

@@ -1,6 +1,8 @@
 #include "report_json.h"
 
 #include "loss_counters.h"
+#include "report_builder.h"
+#include "slowest_commands.h"
 
 namespace ntprof {
 namespace {
@@ -76,13 +78,40 @@ nlohmann::json LossesJson(const v1::LossCounters& l) {
   return j;
 }
 
+nlohmann::json SlowestJson(const Report& report) {
+  nlohmann::json commands = nlohmann::json::array();
+  for (const SlowCommand& c : report.slowest) {
+    nlohmann::json stages = nlohmann::json::object();
+    for (size_t s = 0; s < kStageCount; ++s) {
+      if (c.stages[s]) stages[std::string(StageId(static_cast<Stage>(s)))] = Us(*c.stages[s]);
+    }
+    commands.push_back(
+        {{"start", c.wall_ns ? nlohmann::json(WallTimeText(*c.wall_ns)) : nullptr},
+         {"start_wall_ns", c.wall_ns ? nlohmann::json(*c.wall_ns) : nullptr},
+         {"host", c.host_agent.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.host_agent)},
+         {"target",
+          c.target_agent.empty() ? nlohmann::json(nullptr) : nlohmann::json(c.target_agent)},
+         {"group", c.group},
+         {"device", c.device},
+         {"qid", c.qid},
+         {"cid", c.cid},
+         {"opcode", c.opcode},
+         {"op", OpName(c.opcode)},
+         {"slba", c.slba},
+         {"bytes", c.bytes},
+         {"latency_us", Us(c.latency_ns)},
+         {"stages", std::move(stages)}});
+  }
+  return commands;
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const Report& report) {
   nlohmann::json groups = nlohmann::json::array();
   for (const GroupReport& g : report.groups) groups.push_back(GroupJson(g));
   const RecordTally& t = report.records;
-  return {{"source", report.title},
+  nlohmann::json j = {{"source", report.title},
           {"transport", report.transport},
           {"sample_rate", report.sample_rate},
           {"span_s", report.span_s},
@@ -100,6 +129,11 @@ nlohmann::json ToJson(const Report& report) {
           {"losses", LossesJson(report.losses)},
           {"probe_runs_skipped", report.losses.nested_probe_miss()},
           {"notes", report.notes}};
+  if (report.slowest_asked > 0) {
+    j["slowest_by"] = StageId(SlowestTotal(report));
+    j["slowest"] = SlowestJson(report);
+  }
+  return j;
 }
 
 nlohmann::json ToJson(const Comparison& c) {

@@ -5,6 +5,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "report_builder.h"
+#include "slowest_commands.h"
 
 namespace ntprof {
 namespace {
@@ -82,20 +85,39 @@ std::string ThroughputSpanNote(const Throughput& t, RateSpan rates) {
                                 : std::string();
 }
 
+}  // namespace
+
+std::string GroupContext(const GroupReport& g, const Report& report) {
+  std::string out = absl::StrCat(ScopeNote(g.scope), ", ", g.latency.n, " sampled");
+  if (report.sample_rate > 1) absl::StrAppend(&out, ", 1 in ", report.sample_rate);
+  absl::StrAppend(&out, SpanNote(g, report.span_s, report.rates));
+  return out;
+}
+
+std::string ThroughputLine(const Throughput& t, RateSpan rates) {
+  return absl::StrFormat("throughput (all %ss on %s%s): %.0f IOPS, %s", t.direction, t.device,
+                         ThroughputSpanNote(t, rates), t.iops, Rate(t.bytes_per_s));
+}
+
+std::string LargestLine(const GroupReport& g) {
+  if (!g.largest) return "";
+  for (const StageRow& row : g.stages) {
+    if (row.stage != *g.largest) continue;
+    return absl::StrFormat("largest: %s (%.2f us), %.0f %% of the latency", row.label,
+                           Us(row.dist.mean_ns), row.share * 100);
+  }
+  return "";
+}
+
+namespace {
+
 void RenderGroup(const GroupReport& g, const Report& report, TextOptions options,
                  std::string* out) {
-  absl::StrAppend(out, g.name, "  (", ScopeNote(g.scope), ", ", g.latency.n, " sampled");
-  if (report.sample_rate > 1) absl::StrAppend(out, ", 1 in ", report.sample_rate);
-  absl::StrAppend(out, SpanNote(g, report.span_s, report.rates), ")\n");
+  absl::StrAppend(out, g.name, "  (", GroupContext(g, report), ")\n");
   absl::StrAppend(out, absl::StrFormat("  latency (us): mean %.2f  p50 %.2f  p99 %.2f  p99.9 %.2f\n",
                                        Us(g.latency.mean_ns), Us(g.latency.p50_ns),
                                        Us(g.latency.p99_ns), Us(g.latency.p999_ns)));
-  if (g.throughput) {
-    absl::StrAppend(out, absl::StrFormat("  throughput (all %ss on %s%s): %.0f IOPS, %s\n",
-                                         g.throughput->direction, g.throughput->device,
-                                         ThroughputSpanNote(*g.throughput, report.rates),
-                                         g.throughput->iops, Rate(g.throughput->bytes_per_s)));
-  }
+  if (g.throughput) absl::StrAppend(out, "  ", ThroughputLine(*g.throughput, report.rates), "\n");
   absl::StrAppend(out, absl::StrFormat("  %-36s %10s %8s %8s\n", "stage", "mean us", "share", "avg QD"));
   for (const StageRow& row : g.stages) {
     const bool total = row.stage == Stage::kEndToEnd || row.stage == Stage::kTargetTotal;
@@ -103,13 +125,7 @@ void RenderGroup(const GroupReport& g, const Report& report, TextOptions options
                                          Us(row.dist.mean_ns), row.share * 100, Qd(row.avg_qd),
                                          total ? "" : Bar(row.share)));
   }
-  if (g.largest) {
-    for (const StageRow& row : g.stages) {
-      if (row.stage != *g.largest) continue;
-      absl::StrAppend(out, absl::StrFormat("  largest: %s (%.2f us), %.0f %% of the latency\n",
-                                           row.label, Us(row.dist.mean_ns), row.share * 100));
-    }
-  }
+  if (g.largest) absl::StrAppend(out, "  ", LargestLine(g), "\n");
   if (options.detail && !g.components.empty()) {
     absl::StrAppend(out, absl::StrFormat("  %-44s %8s %10s %8s %10s %10s\n", "component", "n",
                                          "mean us", "L", "p50 us", "p99 us"));
@@ -142,7 +158,72 @@ std::string NotCompared(const GroupComparison& g) {
   return absl::StrJoin(parts, "; ");
 }
 
+// One line per command: where it ran, what it was, its total and every stage.
+void RenderSlowest(const Report& report, std::string* out) {
+  absl::StrAppend(out, SlowestHeading(report), "\n");
+  const std::vector<Stage> columns = SlowestColumns(report);
+  absl::StrAppend(out, absl::StrFormat("  %-26s %-12s %-12s %5s %5s %-6s %12s %8s %10s", "start",
+                                       "host", "target", "qid", "cid", "op", "lba", "bytes",
+                                       StageId(SlowestTotal(report))));
+  for (Stage s : columns) absl::StrAppend(out, absl::StrFormat(" %13s", StageId(s)));
+  absl::StrAppend(out, "  group\n");
+  for (const SlowCommand& c : report.slowest) {
+    absl::StrAppend(out, absl::StrFormat(
+                             "  %-26s %-12s %-12s %5d %5d %-6s %12d %8d %10.2f",
+                             c.wall_ns ? WallTimeText(*c.wall_ns) : std::string("-"),
+                             c.host_agent.empty() ? "-" : c.host_agent,
+                             c.target_agent.empty() ? "-" : c.target_agent, c.qid, c.cid,
+                             OpName(c.opcode), c.slba, c.bytes, Us(c.latency_ns)));
+    for (Stage s : columns) {
+      const auto& v = c.stages[static_cast<size_t>(s)];
+      absl::StrAppend(out, v ? absl::StrFormat(" %13.2f", Us(*v)) : std::string("             -"));
+    }
+    absl::StrAppend(out, "  ", c.group, "\n");
+  }
+}
+
 }  // namespace
+
+std::vector<std::string> RecordLines(const Report& report) {
+  std::vector<std::string> lines;
+  const RecordTally& t = report.records;
+  std::string records;
+  if (t.target == 0) {
+    records = absl::StrFormat("records: %d host, no target recording", t.host);
+  } else if (t.host == 0) {
+    records = absl::StrFormat("records: %d target, no host recording", t.target);
+  } else {
+    records = absl::StrFormat("records: %d host, %d target; %d matched (%.1f %% of the host's)",
+                              t.host, t.target, t.matched, t.matched_percent());
+  }
+  if (t.host_only + t.target_only > 0 && t.host > 0 && t.target > 0) {
+    absl::StrAppend(&records, absl::StrFormat("; unmatched: %d host, %d target", t.host_only,
+                                              t.target_only));
+    if (t.host_only_at_edges + t.target_only_at_edges > 0) {
+      absl::StrAppend(&records, absl::StrFormat(
+                                    " (%d host, %d target at the recording's edges: the other side "
+                                    "was not recording yet or any more, no loss)",
+                                    t.host_only_at_edges, t.target_only_at_edges));
+    }
+  }
+  if (t.incomplete > 0) absl::StrAppend(&records, absl::StrFormat("; %d incomplete", t.incomplete));
+  lines.push_back(std::move(records));
+  std::string more;
+  RenderLosses(report.losses, &more);
+  RenderSkippedProbeRuns(report.losses.nested_probe_miss(), &more);
+  for (absl::string_view line : absl::StrSplit(more, '\n', absl::SkipEmpty())) {
+    lines.emplace_back(line);
+  }
+  for (const std::string& note : report.notes) lines.push_back(absl::StrCat("note: ", note));
+  return lines;
+}
+
+std::string SlowestHeading(const Report& report) {
+  uint64_t sampled = 0;
+  for (const GroupReport& g : report.groups) sampled += g.latency.n;
+  return absl::StrCat("slowest ", report.slowest.size(), " of ", sampled,
+                      " sampled commands (us; start: approximate wall time, UTC)");
+}
 
 std::string RenderText(const Report& report, TextOptions options) {
   std::string out;
@@ -151,31 +232,39 @@ std::string RenderText(const Report& report, TextOptions options) {
     out += "\n";
   }
   if (report.groups.empty()) out += "no complete sampled commands\n\n";
-  const RecordTally& t = report.records;
-  if (t.target == 0) {
-    absl::StrAppend(&out, absl::StrFormat("records: %d host, no target recording", t.host));
-  } else if (t.host == 0) {
-    absl::StrAppend(&out, absl::StrFormat("records: %d target, no host recording", t.target));
-  } else {
-    absl::StrAppend(&out, absl::StrFormat("records: %d host, %d target; %d matched (%.1f %% of the host's)",
-                                          t.host, t.target, t.matched, t.matched_percent()));
+  if (report.slowest_asked > 0) {
+    RenderSlowest(report, &out);
+    out += "\n";
   }
-  if (t.host_only + t.target_only > 0 && t.host > 0 && t.target > 0) {
-    absl::StrAppend(&out, absl::StrFormat("; unmatched: %d host, %d target", t.host_only,
-                                          t.target_only));
-    if (t.host_only_at_edges + t.target_only_at_edges > 0) {
-      absl::StrAppend(&out, absl::StrFormat(
-                                " (%d host, %d target at the recording's edges: the other side was "
-                                "not recording yet or any more, no loss)",
-                                t.host_only_at_edges, t.target_only_at_edges));
-    }
-  }
-  if (t.incomplete > 0) absl::StrAppend(&out, absl::StrFormat("; %d incomplete", t.incomplete));
-  out += "\n";
-  RenderLosses(report.losses, &out);
-  RenderSkippedProbeRuns(report.losses.nested_probe_miss(), &out);
-  for (const std::string& note : report.notes) absl::StrAppend(&out, "note: ", note, "\n");
+  for (const std::string& line : RecordLines(report)) absl::StrAppend(&out, line, "\n");
   return out;
+}
+
+std::vector<std::string> VerdictLines(const GroupComparison& g) {
+  std::vector<std::string> lines;
+  const std::string not_compared = NotCompared(g);
+  if (!not_compared.empty()) lines.push_back(absl::StrCat("not compared: ", not_compared));
+  // Named among the compared stages only; say so when some were left out.
+  const std::string among = not_compared.empty() ? "" : " of the compared stages";
+  auto describe = [&](Stage s) {
+    for (const StageDelta& d : g.stages) {
+      if (d.stage == s) {
+        return absl::StrFormat("%s, %+.2f us (%.2fx)", d.label,
+                               Us(*d.new_mean_ns - *d.base_mean_ns),
+                               *d.base_mean_ns > 0 ? *d.new_mean_ns / *d.base_mean_ns : 0.0);
+      }
+    }
+    return std::string();
+  };
+  if (g.grew_most) {
+    lines.push_back(absl::StrCat("grew most", among, ": ", describe(*g.grew_most)));
+    if (g.grew_most_ratio && *g.grew_most_ratio != *g.grew_most) {
+      lines.push_back(absl::StrCat("largest ratio", among, ": ", describe(*g.grew_most_ratio)));
+    }
+  } else {
+    lines.push_back(absl::StrCat("no", not_compared.empty() ? "" : " compared", " stage grew"));
+  }
+  return lines;
 }
 
 std::string RenderText(const Comparison& c) {
@@ -206,28 +295,7 @@ std::string RenderText(const Comparison& c) {
                                             Us(g.base_latency.p99_ns), Us(g.new_latency.p99_ns),
                                             Us(g.new_latency.p99_ns - g.base_latency.p99_ns)));
     }
-    const std::string not_compared = NotCompared(g);
-    if (!not_compared.empty()) absl::StrAppend(&out, "  not compared: ", not_compared, "\n");
-    // Named among the compared stages only; say so when some were left out.
-    const std::string among = not_compared.empty() ? "" : " of the compared stages";
-    auto describe = [&](Stage s) {
-      for (const StageDelta& d : g.stages) {
-        if (d.stage == s) {
-          return absl::StrFormat("%s, %+.2f us (%.2fx)", d.label,
-                                 Us(*d.new_mean_ns - *d.base_mean_ns),
-                                 *d.base_mean_ns > 0 ? *d.new_mean_ns / *d.base_mean_ns : 0.0);
-        }
-      }
-      return std::string();
-    };
-    if (g.grew_most) {
-      absl::StrAppend(&out, "  grew most", among, ": ", describe(*g.grew_most), "\n");
-      if (g.grew_most_ratio && *g.grew_most_ratio != *g.grew_most) {
-        absl::StrAppend(&out, "  largest ratio", among, ": ", describe(*g.grew_most_ratio), "\n");
-      }
-    } else {
-      absl::StrAppend(&out, "  no", not_compared.empty() ? "" : " compared", " stage grew\n");
-    }
+    for (const std::string& line : VerdictLines(g)) absl::StrAppend(&out, "  ", line, "\n");
     out += "\n";
   }
   for (const std::string& u : c.unmatched_groups) absl::StrAppend(&out, "note: ", u, "\n");
