@@ -307,7 +307,7 @@ size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback&
     ++n;
   };
   struct bpf_map* inflight = Map("inflight");
-  if (options_.role == Role::kTarget && options_.transport != Transport::kLocal) {
+  if (options_.role == Role::kTarget) {  // every target object keys its table by request
     struct bpf_map* req_index = Map("req_index");
     for (auto& [key, v] : DumpMap<ntprof_target_key, ntprof_target_inflight>(inflight)) {
       if (!stale(v.rec)) continue;

@@ -1,16 +1,17 @@
-// One opened (not yet loaded) BPF object of the agent: host_tcp, target_tcp, host_rdma, target_rdma
-// or local_block, behind
-// one interface so the engine does not care which skeleton it drives.
+// One opened (not yet loaded) BPF object of the agent behind one interface, so the engine does not
+// care which skeleton it drives. Which object a role and transport open is their row's choice
+// (transports.cpp); NTPROF_BPF_OBJECT names one there.
 #pragma once
 
+#include <bpf/libbpf.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "session_options.h"
-
-struct bpf_object;
 
 namespace ntprof::agent {
 
@@ -23,9 +24,47 @@ class BpfObjectHandle {
   virtual const char* name() const = 0;
 };
 
-// Opens the object for (role, transport). btf_path: external kernel BTF for CO-RE ("" = running
-// kernel's).
-absl::StatusOr<std::unique_ptr<BpfObjectHandle>> OpenBpfObject(Role role, Transport transport,
-                                                               const std::string& btf_path);
+// Opens one BPF object. btf_path: external kernel BTF for CO-RE ("" = the running kernel's).
+using OpenBpfObjectFn = absl::StatusOr<std::unique_ptr<BpfObjectHandle>> (*)(
+    const std::string& btf_path);
+
+// Every ntprof skeleton has the same rodata (ntprof_bpf_common.h), so one template drives them.
+template <class Skel, Skel* (*OpenOpts)(const struct bpf_object_open_opts*),
+          void (*Destroy)(Skel*)>
+class Skeleton : public BpfObjectHandle {
+ public:
+  Skeleton(Skel* skel, const char* name) : skel_(skel), name_(name) {}
+  ~Skeleton() override { Destroy(skel_); }
+
+  static absl::StatusOr<std::unique_ptr<BpfObjectHandle>> Open(const char* name,
+                                                               const std::string& btf_path) {
+    LIBBPF_OPTS(bpf_object_open_opts, opts,
+                .btf_custom_path = btf_path.empty() ? nullptr : btf_path.c_str());
+    Skel* skel = OpenOpts(&opts);
+    if (!skel) {
+      return absl::InternalError(std::string("cannot open BPF object ") + name + ": " +
+                                 std::strerror(errno));
+    }
+    return std::unique_ptr<BpfObjectHandle>(new Skeleton(skel, name));
+  }
+
+  struct bpf_object* object() override { return skel_->obj; }
+  void SetConfig(uint32_t sample_rate, uint64_t salt) override {
+    skel_->rodata->sample_rate = sample_rate;
+    skel_->rodata->salt = salt;
+  }
+  const char* name() const override { return name_; }
+
+ private:
+  Skel* skel_;
+  const char* name_;
+};
 
 }  // namespace ntprof::agent
+
+// The opener of the skeleton bpf/NAME.bpf.c (include "NAME.skel.h" first), as an OpenBpfObjectFn.
+#define NTPROF_BPF_OBJECT(NAME)                                                        \
+  [](const std::string& btf_path) {                                                    \
+    return ::ntprof::agent::Skeleton<NAME, NAME##__open_opts, NAME##__destroy>::Open(#NAME, \
+                                                                                btf_path); \
+  }

@@ -1,12 +1,12 @@
-// The hooks each recording role needs, and the ways each one can attach: the data behind the
-// HookPlan. One entry per kernel event; the BPF programs are named <hook>_<variant suffix>.
+// What a hook is and the ways it can attach: the data behind the HookPlan. One entry per kernel
+// event; the BPF programs are named <hook>_<variant suffix>. Each transport's hook lists are in its
+// row of the transport registry (transports.cpp), built from the pieces below.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "session_options.h"
 
 namespace ntprof::agent {
 
@@ -52,7 +52,21 @@ std::string AttachTypeName(AttachType type, bool on_return);
 // The BPF programs a variant consists of (a kprobe return hook is a kprobe + kretprobe pair).
 std::vector<std::string> VariantPrograms(const HookSpec& hook, AttachType type);
 
-// The hooks of one recording role on one transport (kTcp, kRdma host/target; kLocal host).
-std::vector<HookSpec> HooksFor(Role role, Transport transport);
+// A hook on a tracepoint (tp_btf, else raw_tp) and one on a kernel function's entry or return
+// (fentry/fexit, else kprobe/kretprobe).
+HookSpec TracepointHook(std::string category, std::string name, std::string module,
+                        std::string types_module, std::string stamps, bool required,
+                        std::string fix_hint = "");
+HookSpec FunctionHook(std::string name, std::string module, std::string types_module,
+                      std::string stamps, bool required, bool on_return, std::string fix_hint,
+                      std::string absent_hint = "");
+
+// The hooks every kernel transport shares; `hint` is what to do when its driver is not loaded.
+// nvme_core and the block layer: H0/H1 (and the sampling decision) of every host transport ...
+HookSpec SetupCmdHook(const char* hint);
+// ... and its H4, H5 (the record is emitted at H5).
+std::vector<HookSpec> HostCompletionHooks(const char* hint);
+// nvmet core and the backing device: T1, T2, T3 and the drive stamps of every target transport.
+std::vector<HookSpec> NvmetCoreHooks(const char* hint);
 
 }  // namespace ntprof::agent

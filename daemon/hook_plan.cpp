@@ -89,7 +89,7 @@ std::string HookDecision::unavailable_reason() const {
   return out;
 }
 
-HookPlan PlanHooks(Role role, Transport transport, const KernelFacts& facts,
+HookPlan PlanHooks(Role role, v1::Transport transport, const KernelFacts& facts,
                    const PlanInputs& inputs) {
   std::vector<HookDecision> decisions;
   for (HookSpec& hook : HooksFor(role, transport)) {
@@ -236,9 +236,9 @@ std::string HookPlan::ToJson() const {
 std::vector<Role> RolesPossible(const KernelFacts& facts, const PlanInputs& inputs) {
   std::vector<Role> out;
   for (Role role : {Role::kHost, Role::kTarget}) {
-    for (Transport t : {Transport::kTcp, Transport::kRdma, Transport::kLocal}) {
-      if (t == Transport::kLocal && role != Role::kHost) continue;  // local: host only
-      if (PlanHooks(role, t, facts, inputs).CheckRequired().ok()) {
+    for (const TransportRow& row : Transports()) {
+      if (!row.side(role).offered()) continue;
+      if (PlanHooks(role, row.transport, facts, inputs).CheckRequired().ok()) {
         out.push_back(role);
         break;
       }

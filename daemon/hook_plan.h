@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "hook_catalog.h"
 #include "kernel_facts.h"
+#include "transports.h"
 
 namespace ntprof::agent {
 
@@ -40,13 +41,13 @@ struct PlanInputs {
 
 class HookPlan {
  public:
-  HookPlan(Role role, Transport transport, std::vector<HookDecision> hooks)
+  HookPlan(Role role, v1::Transport transport, std::vector<HookDecision> hooks)
       : role_(role), transport_(transport), hooks_(std::move(hooks)) {
     for (HookDecision& d : hooks_) Choose(d);
   }
 
   Role role() const { return role_; }
-  Transport transport() const { return transport_; }
+  v1::Transport transport() const { return transport_; }
   const std::vector<HookDecision>& hooks() const { return hooks_; }
 
   // OK when every required hook has a variant; else names the first one missing and what to do.
@@ -66,16 +67,16 @@ class HookPlan {
   void Choose(HookDecision& d);
 
   Role role_;
-  Transport transport_;
+  v1::Transport transport_;
   std::vector<HookDecision> hooks_;
 };
 
 // Decide every hook of (role, transport) against the kernel's facts.
-HookPlan PlanHooks(Role role, Transport transport, const KernelFacts& facts,
+HookPlan PlanHooks(Role role, v1::Transport transport, const KernelFacts& facts,
                    const PlanInputs& inputs);
 
-// The roles this kernel could record in, over any transport (host: NVMe/TCP, NVMe/RDMA or a local
-// device; target: NVMe/TCP or NVMe/RDMA): those with every required hook available.
+// The roles this kernel could record in, over any transport that offers the role (the registry's
+// rows): those with every required hook available.
 std::vector<Role> RolesPossible(const KernelFacts& facts, const PlanInputs& inputs);
 
 // Why `type` cannot attach `hook` here, or "" if nothing we can check stops it.

@@ -6,17 +6,18 @@
 #include "cli/probe_command.h"
 #include "cli/record_command.h"
 #include "cli/serve_command.h"
+#include "cli/transport_option.h"
 #include "cli_parse.h"
 #include "exit_codes.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{R"(NAME
+  CLI::App app{ntprof::daemon_cli::WithTransportChoices(R"(NAME
     ntprofd - NVMe-oF profiling agent: per sampled command, where the time went on this machine
 
 SYNOPSIS
-    ntprofd probe  --role host|target [--transport tcp|rdma|local] [--json]
-    ntprofd record --role host|target [--transport tcp|rdma|local] -s N -o FILE.ntp [options]
-    ntprofd serve  --role host|target [--transport tcp|rdma|local] [--collector HOST:PORT] [options]
+    ntprofd probe  --role host|target [--transport {transports}] [--json]
+    ntprofd record --role host|target [--transport {transports}] -s N -o FILE.ntp [options]
+    ntprofd serve  --role host|target [--transport {transports}] [--collector HOST:PORT] [options]
 
 DESCRIPTION
     ntprofd runs on each NVMe-oF host and target. With eBPF on an unmodified kernel it stamps
@@ -25,7 +26,7 @@ DESCRIPTION
     same commands (the same N and salt) without talking, and ntprofctl joins their recordings.
 
     Needs root (or CAP_BPF + CAP_PERFMON + CAP_SYS_ADMIN) and a kernel with BTF. Which kernel
-    events are used, and how each attaches here, is what `ntprofd probe` prints.)"};
+    events are used, and how each attaches here, is what `ntprofd probe` prints.)")};
   app.footer(R"(
 COMMANDS
     Run `ntprofd COMMAND --help` for the options, exit status and examples of a command above.

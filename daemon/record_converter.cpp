@@ -1,6 +1,7 @@
 #include "record_converter.h"
 
 #include "block_devices.h"
+#include "transports.h"
 
 namespace ntprof::agent {
 
@@ -11,6 +12,7 @@ int StampCount(uint8_t role) {
 void ConvertRecord(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent,
                    v1::Record* out_record) {
   v1::Record& out = *out_record;
+  // The BPF enums are the v1 values (static_asserts: record_layout.cpp, transports.cpp).
   out.set_role(static_cast<v1::Role>(rec.role));
   out.set_transport(static_cast<v1::Transport>(rec.transport));
   out.set_stack(static_cast<v1::Stack>(rec.stack));
@@ -49,8 +51,14 @@ bool MissesCoreStamp(const ntprof_record& rec) {
                   NTPROF_H3_REPLY_RECEIVED, NTPROF_H4_DRIVER_DONE, NTPROF_H5_BLOCK_DONE});
 }
 
+IdentityResolver::IdentityResolver(const SessionOptions& options, const AgentEngine* engine)
+    : options_(options), engine_(engine) {
+  const TransportRow* row = FindTransport(options.transport);
+  fabric_ = row && !row->local_device;
+}
+
 void IdentityResolver::Refresh() {
-  if (options_.transport == Transport::kLocal) return;
+  if (!fabric_) return;
   if (options_.role == Role::kHost) {
     host_view_ = ReadNvmeHostView();
   } else if (engine_) {
@@ -71,7 +79,7 @@ std::string IdentityResolver::DeviceName(uint32_t kernel_dev) {
 RecordIdentity IdentityResolver::Resolve(const ntprof_record& rec) {
   RecordIdentity id;
   id.device = DeviceName(rec.dev);
-  if (options_.transport == Transport::kLocal) return id;
+  if (!fabric_) return id;
   if (rec.role == NTPROF_ROLE_HOST) {
     auto c = host_view_.controllers.find(static_cast<int>(rec.ctrl));
     if (c == host_view_.controllers.end()) {

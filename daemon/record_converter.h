@@ -33,8 +33,7 @@ bool MissesCoreStamp(const ntprof_record& rec);
 // Resolves identities for one recording role, from sysfs (host) or the subsystem map (target).
 class IdentityResolver {
  public:
-  IdentityResolver(const SessionOptions& options, const AgentEngine* engine)
-      : options_(options), engine_(engine) {}
+  IdentityResolver(const SessionOptions& options, const AgentEngine* engine);
 
   // Re-reads sysfs / the subsystem map (every interval, and when a record names something new).
   void Refresh();
@@ -44,6 +43,7 @@ class IdentityResolver {
 
  private:
   SessionOptions options_;
+  bool fabric_;  // commands name a subsystem and a controller (not a local block device)
   const AgentEngine* engine_;
   NvmeHostView host_view_;
   std::map<uint32_t, std::string> subsys_names_;

@@ -3,6 +3,7 @@
 // agent misread what the kernel writes.
 #include <cstddef>
 
+#include "ntprof/v1/record.pb.h"
 #include "ntprof_maps.h"
 #include "ntprof_record.h"
 
@@ -29,3 +30,11 @@ static_assert(sizeof(ntprof_host_cid_key) == 8);
 static_assert(sizeof(ntprof_target_key) == 16);
 static_assert(sizeof(ntprof_target_inflight) == NTPROF_RECORD_SIZE + 8);
 static_assert(sizeof(ntprof_subsys_name) == NTPROF_NQN_LEN);
+
+// The record's role and stack are copied into the v1 record as they are (the transport: its
+// static_asserts are beside the transport registry's rows, transports.cpp).
+static_assert(int{NTPROF_ROLE_UNKNOWN} == ntprof::v1::ROLE_UNKNOWN);
+static_assert(int{NTPROF_ROLE_HOST} == ntprof::v1::ROLE_HOST);
+static_assert(int{NTPROF_ROLE_TARGET} == ntprof::v1::ROLE_TARGET);
+static_assert(int{NTPROF_STACK_KERNEL} == ntprof::v1::STACK_KERNEL);
+static_assert(int{NTPROF_STACK_SPDK} == ntprof::v1::STACK_SPDK);

@@ -1,6 +1,7 @@
 // Recorder: one recording from start to a finalized sink. It keeps the engine's tables in step with
-// the machine (which devices and ports are NVMe/TCP, refreshed every interval), converts records,
-// and cuts a RecordBatch per interval with the device counters and cumulative losses.
+// the machine (the devices and ports its transport's row watches, refreshed every interval),
+// converts records, and adds the device counters and cumulative losses to each interval's batch:
+// the kernel's record source of the recording loop (recording_loop.h).
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include "device_counters.h"
 #include "interval_batch.h"
 #include "record_converter.h"
+#include "recording_loop.h"
 
 namespace ntprof::agent {
 
@@ -28,7 +30,7 @@ struct RecordingOptions {
 // How long a sampled command may stay in flight before it is counted as never completed.
 inline constexpr uint64_t kEvictAfterNs = 30ull * 1000 * 1000 * 1000;
 
-class Recorder {
+class Recorder : private RecordSource {
  public:
   using IntervalCallback = agent::IntervalCallback;
 
@@ -40,8 +42,8 @@ class Recorder {
   // The .ntp header of this recording (start time, N, salt, missing optional hooks ...).
   const v1::FileHeader& header() const { return header_; }
 
-  // Records until stop is set, the duration elapses or the recorded device disappears; then
-  // finalizes the sink. on_interval sees each batch as it is written.
+  // Records (RunRecording) until stop is set, the duration elapses or the recorded device
+  // disappears; then finalizes the sink. on_interval sees each batch as it is written.
   absl::Status Run(BatchSink& sink, const std::atomic<bool>& stop,
                    const IntervalCallback& on_interval = nullptr);
   const std::string& stop_reason() const { return stop_reason_; }
@@ -50,8 +52,14 @@ class Recorder {
   Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine);
   // Re-reads which devices/ports to watch. Returns false when the requested device is gone.
   absl::StatusOr<bool> UpdateWatchedDevices();
-  absl::Status FlushBatch(BatchSink& sink, const IntervalCallback& on_interval, bool interval_end);
-  void FillLosses(v1::LossCounters* losses) const;
+
+  // RecordSource
+  absl::StatusOr<int> Poll(v1::RecordBatch& batch) override;
+  absl::StatusOr<std::optional<std::string>> EndInterval(uint64_t now_ns) override;
+  void AddIntervalCounters(v1::RecordBatch& batch, uint64_t start_ns, uint64_t now_ns) override;
+  void FillLosses(v1::LossCounters* losses) const override;
+  void Stop(bool drain, v1::RecordBatch& batch) override;
+  RecordCallback AddTo(v1::RecordBatch& batch);
 
   RecordingOptions options_;
   std::unique_ptr<AgentEngine> engine_;
@@ -60,7 +68,6 @@ class Recorder {
   std::string agent_;
   std::string stop_reason_;
 
-  IntervalBatch batch_;
   DeviceCounters counters_;
   uint64_t evicted_ = 0;
   uint64_t unfinished_at_stop_ = 0;

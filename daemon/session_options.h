@@ -5,14 +5,16 @@
 #include <optional>
 #include <string>
 
+#include "ntprof/v1/record.pb.h"
+
 namespace ntprof::agent {
 
 enum class Role { kHost, kTarget };
-enum class Transport { kTcp, kRdma, kLocal };
 
 struct SessionOptions {
   Role role = Role::kHost;
-  Transport transport = Transport::kTcp;
+  // One of the transport registry's rows (transports.h); the names are ntprof::TransportName's.
+  v1::Transport transport = v1::TRANSPORT_TCP;
   uint32_t sample_rate = 0;  // N: one command in N (1 = all)
   uint64_t salt = 0;
   // Host: only this namespace (nvme0n1) / local block device (loop0); empty = every namespace of
@@ -24,9 +26,8 @@ struct SessionOptions {
   std::string prefer_attach;
 };
 
-const char* RoleName(Role role);            // "host" / "target"
-const char* TransportName(Transport t);     // "tcp" / "rdma" / "local"
+const char* RoleName(Role role);  // "host" / "target"
 std::optional<Role> ParseRole(const std::string& s);
-std::optional<Transport> ParseTransport(const std::string& s);
+v1::Role ToProto(Role role);
 
 }  // namespace ntprof::agent

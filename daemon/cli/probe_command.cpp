@@ -10,6 +10,7 @@
 #include "kernel_facts.h"
 #include "manual_page.h"
 #include "spdk_cli.h"  // --spdk-target / --spdk-host (daemon/spdk/)
+#include "transport_option.h"
 
 namespace ntprof::daemon_cli {
 namespace {
@@ -63,11 +64,11 @@ void AddProbeCommand(CLI::App& app, int* exit_code) {
   auto spdk = std::make_shared<agent::spdk::SpdkCliArgs>();
   CLI::App* cmd = app.add_subcommand(
       "probe", "Show which hooks this kernel offers and how each one would attach");
-  SetManualPage(cmd, R"(NAME
+  SetManualPage(cmd, WithTransportChoices(R"(NAME
     ntprofd probe - which hooks this kernel offers, and how each attaches
 
 SYNOPSIS
-    ntprofd probe --role host|target [--transport tcp|rdma|local] [--json] [--no-load]
+    ntprofd probe --role host|target [--transport {transports}] [--json] [--no-load]
                   [--btf FILE] [--prefer TYPE]
 
 DESCRIPTION
@@ -78,15 +79,11 @@ DESCRIPTION
 
     The plan is decided from the kernel's facts (BTF, kallsyms, tracefs) and then, when run as
     root, confirmed by loading and attaching the programs once (nothing is recorded). A required
-    hook without a usable variant means `ntprofd record` would stop with the same message.)");
+    hook without a usable variant means `ntprofd record` would stop with the same message.)"));
   cmd->add_option("--role", args->role,
                   "host (NVMe-oF initiator) or target (nvmet); required unless --spdk-target/--spdk-host")
       ->check(CLI::IsMember({"host", "target"}));
-  cmd->add_option("--transport", args->transport,
-                  "tcp (NVMe/TCP), rdma (NVMe/RDMA), or local (a local block device, host "
-                  "role only)")
-      ->check(CLI::IsMember({"tcp", "rdma", "local"}))
-      ->capture_default_str();
+  AddTransportOption(cmd, &args->transport);
   cmd->add_flag("--json", args->json, "Print the plan as JSON");
   cmd->add_flag("--no-load", args->no_load,
                 "Decide from kernel facts only; do not load or attach anything");
@@ -117,8 +114,7 @@ EXAMPLES
       return;
     }
     if (args->role.empty()) throw CLI::RequiredError("--role");
-    if (args->transport == "local" && args->role != "host")
-      throw CLI::ValidationError("--transport local", "is only for --role host");
+    CheckTransportFlags(args->role, args->transport, "", false);
     *exit_code = RunProbe(*args);
   });
 }

@@ -13,6 +13,7 @@
 #include "manual_page.h"
 #include "recorder.h"
 #include "spdk_cli.h"  // --spdk-target / --spdk-host (daemon/spdk/)
+#include "transport_option.h"
 #include "whole_number.h"
 
 namespace ntprof::daemon_cli {
@@ -117,11 +118,11 @@ void AddRecordCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<RecordArgs>();
   auto spdk = std::make_shared<agent::spdk::SpdkCliArgs>();
   CLI::App* cmd = app.add_subcommand("record", "Record sampled NVMe-oF commands into a .ntp file");
-  SetManualPage(cmd, R"(NAME
+  SetManualPage(cmd, WithTransportChoices(R"(NAME
     ntprofd record - record where the time of sampled NVMe-oF commands went, on one machine
 
 SYNOPSIS
-    ntprofd record --role host|target [--transport tcp|rdma|local] -s N [--salt S]
+    ntprofd record --role host|target [--transport {transports}] -s N [--salt S]
                    [-d SECONDS] [-i SECONDS] [--device DEV] -o FILE.ntp
 
 DESCRIPTION
@@ -140,12 +141,10 @@ DESCRIPTION
            command.
     local  (--transport local, host role) a local block device: block layer and drive only.
 
-    Join host and target files with `ntprofctl report HOST.ntp TARGET.ntp`.)");
+    Join host and target files with `ntprofctl report HOST.ntp TARGET.ntp`.)"));
   cmd->add_option("--role", args->role, "host or target (required unless --spdk-target/--spdk-host)")
       ->check(CLI::IsMember({"host", "target"}));
-  cmd->add_option("--transport", args->transport, "tcp, rdma, or local (host role only)")
-      ->check(CLI::IsMember({"tcp", "local", "rdma"}))
-      ->capture_default_str();
+  AddTransportOption(cmd, &args->transport);
   cmd->add_option("-s,--sample-rate", args->sample_rate,
                   "Keep one command in N (1 = every command; 0 = none: every hook attached, nothing "
                   "sampled, to measure what the hooks alone cost)")
@@ -190,21 +189,19 @@ EXAMPLES
     // SPDK (user-space) targets and hosts: daemon/spdk/ records them; see docs/spdk.md.
     agent::spdk::ValidateSpdkOptions(*spdk, args->role, args->device);
     if (spdk->given()) {
-      if (args->transport == "local")
-        throw CLI::ValidationError("--transport local", "is not an SPDK transport (tcp or rdma)");
+      const v1::Transport transport = *agent::ParseTransport(args->transport);
+      if (std::string problem = agent::CheckSpdkTransport(transport); !problem.empty())
+        throw CLI::ValidationError(problem);
       InstallStopHandlers();
       *exit_code = agent::spdk::RunSpdkRecord(
           *spdk,
-          {args->transport, args->sample_rate, args->salt, args->duration, args->interval,
+          {transport, args->sample_rate, args->salt, args->duration, args->interval,
            args->output, args->session, args->quiet, args->verbose},
           g_stop);
       return;
     }
     if (args->role.empty()) throw CLI::RequiredError("--role");
-    if (args->transport == "local" && args->role != "host")
-      throw CLI::ValidationError("--transport local", "is only for --role host");
-    if (args->transport == "local" && args->device.empty())
-      throw CLI::RequiredError("--device (needed with --transport local)");
+    CheckTransportFlags(args->role, args->transport, args->device, true);
     *exit_code = RunRecord(*args);
   });
 }

@@ -13,6 +13,7 @@
 #include "spdlog/spdlog.h"
 #include "stop_signals.h"
 #include "systemd_notify.h"
+#include "transport_option.h"
 #include "whole_number.h"
 
 namespace ntprof::daemon_cli {
@@ -89,11 +90,11 @@ int RunServe(ServeArgs a) {
 void AddServeCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<ServeArgs>();
   CLI::App* cmd = app.add_subcommand("serve", "Run as the long-lived agent of a collector");
-  SetManualPage(cmd, R"(NAME
+  SetManualPage(cmd, WithTransportChoices(R"(NAME
     ntprofd serve - the long-lived agent: records what its collector asks, serves ntprofctl
 
 SYNOPSIS
-    ntprofd serve --role host|target [--transport tcp|rdma|local] [--device DEV]
+    ntprofd serve --role host|target [--transport {transports}] [--device DEV]
                   [--collector HOST:PORT [--collector-tls-ca FILE] [--collector-tls-cert FILE
                   --collector-tls-key FILE]] [--socket PATH] [--listen HOST:PORT --tls-cert FILE
                   --tls-key FILE [--tls-ca FILE --require-client-cert]]
@@ -119,15 +120,11 @@ DESCRIPTION
 
     Under systemd (systemd/ntprofd.service, Type=notify) READY is sent once the socket serves
     and the role's hooks were attached once; SIGTERM stops the recordings cleanly (their last
-    batch and trailer are spooled) and exits.)");
+    batch and trailer are spooled) and exits.)"));
   cmd->add_option("--role", args->role, "host (NVMe-oF initiator) or target (nvmet)")
       ->required()
       ->check(CLI::IsMember({"host", "target"}));
-  cmd->add_option(
-         "--transport", args->transport,
-         "tcp (NVMe/TCP), rdma (NVMe/RDMA), or local (a local block device, host role only)")
-      ->check(CLI::IsMember({"tcp", "rdma", "local"}))
-      ->capture_default_str();
+  AddTransportOption(cmd, &args->transport);
   cmd->add_option("--device", args->device,
                   "Default device: local: the block device (loop0), required; host: one namespace");
   cmd->add_option("--btf", args->btf, "External BTF for modules built without BTF")
@@ -199,13 +196,7 @@ EXAMPLES
                 --collector localhost:7420 --spool-dir /tmp/spool --socket /tmp/ntprofd.sock
     host#   systemctl enable --now ntprofd    # the same, from /etc/default/ntprofd)");
   cmd->callback([args, exit_code] {
-    if (!agent::ParseTransport(args->transport))
-      throw CLI::ValidationError("--transport " + args->transport,
-                                 "is not supported by this build");
-    if (args->transport == "local" && args->role != "host")
-      throw CLI::ValidationError("--transport local", "is only for --role host");
-    if (args->transport == "local" && args->device.empty())
-      throw CLI::RequiredError("--device (the block device, needed with --transport local)");
+    CheckTransportFlags(args->role, args->transport, args->device, true);
     *exit_code = RunServe(*args);
   });
 }

@@ -120,10 +120,8 @@ v1::AgentHello AgentDaemon::Hello() const {
   const AgentConfig& c = options_.agent;
   v1::AgentHello h;
   h.set_hostname(c.name);
-  h.set_role(c.role == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
-  h.set_transport(c.transport == Transport::kTcp    ? v1::TRANSPORT_TCP
-                  : c.transport == Transport::kRdma ? v1::TRANSPORT_RDMA
-                                                    : v1::TRANSPORT_LOCAL);
+  h.set_role(ToProto(c.role));
+  h.set_transport(c.transport);
   h.set_boot_id(BootId());
   h.set_agent_version(NTPROF_VERSION);
   for (const auto& d : hooks_) *h.add_hooks() = d;

@@ -6,6 +6,7 @@
 #include "hook_decisions.h"
 #include "host_identity.h"
 #include "status_conversion.h"
+#include "transports.h"
 
 namespace ntprof::agent {
 namespace {
@@ -26,14 +27,12 @@ grpc::Status AgentService::Probe(grpc::ServerContext*, const v1::ProbeRequest* r
   const Role role = request->role() == v1::ROLE_TARGET ? Role::kTarget
                     : request->role() == v1::ROLE_HOST ? Role::kHost
                                                        : config_->role;
-  const Transport transport = request->transport() == v1::TRANSPORT_LOCAL  ? Transport::kLocal
-                              : request->transport() == v1::TRANSPORT_TCP  ? Transport::kTcp
-                              : request->transport() == v1::TRANSPORT_RDMA ? Transport::kRdma
-                                                                           : config_->transport;
+  const v1::Transport transport =
+      FindTransport(request->transport()) ? request->transport() : config_->transport;
   const PlanInputs inputs{.external_btf = !config_->btf_path.empty()};
   ToHookDecisions(PlanHooks(role, transport, *facts_, inputs), reply->mutable_hooks());
   for (Role r : RolesPossible(*facts_, inputs))
-    reply->add_roles_possible(r == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
+    reply->add_roles_possible(ToProto(r));
   return grpc::Status::OK;
 }
 
@@ -56,7 +55,7 @@ grpc::Status AgentService::Stop(grpc::ServerContext*, const v1::AgentStopRequest
 grpc::Status AgentService::Status(grpc::ServerContext*, const v1::AgentStatusRequest*,
                                   v1::AgentStatus* reply) {
   reply->set_hostname(config_->name);
-  reply->set_role(config_->role == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET);
+  reply->set_role(ToProto(config_->role));
   reply->set_agent_version(NTPROF_VERSION);
   for (const std::string& s : recordings_->Running()) reply->add_recording_sessions(s);
   *reply->mutable_losses() = recordings_->Losses();

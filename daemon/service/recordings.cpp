@@ -152,7 +152,7 @@ absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
   const std::string& name = settings.session();
   if (name.empty() || name.find('/') != std::string::npos || absl::StartsWith(name, "."))
     return absl::InvalidArgumentError("a recording needs a session name without '/'");
-  const v1::Role role = config_.role == Role::kHost ? v1::ROLE_HOST : v1::ROLE_TARGET;
+  const v1::Role role = ToProto(config_.role);
   if (settings.role() != v1::ROLE_UNKNOWN && settings.role() != role) {
     return absl::FailedPreconditionError(
         absl::StrCat("this agent records as ", RoleName(config_.role),

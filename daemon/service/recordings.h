@@ -29,7 +29,7 @@ namespace ntprof::agent {
 struct AgentConfig {
   std::string name;  // this agent's hostname at the collector
   Role role = Role::kHost;
-  Transport transport = Transport::kTcp;
+  v1::Transport transport = v1::TRANSPORT_TCP;
   std::string device;  // default device (local transport: the block device to record)
   std::string btf_path;
   double interval_s = 1;

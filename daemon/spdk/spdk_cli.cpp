@@ -61,7 +61,7 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
   o.duration_s = req.duration;
   o.interval_s = req.interval;
   o.session_name = req.session;
-  o.transport = req.transport == "rdma" ? v1::TRANSPORT_RDMA : v1::TRANSPORT_TCP;
+  o.transport = req.transport;
   const bool quiet = req.quiet;
   SpdkRecorder::LogCallback log;
   if (!quiet || req.verbose) log = [](const std::string& line) { std::cerr << "ntprofd: " << line << "\n"; };

@@ -10,6 +10,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ntprof/v1/record.pb.h"
+
 namespace ntprof::agent::spdk {
 
 struct SpdkCliArgs {
@@ -28,7 +30,7 @@ int RunSpdkProbe(const SpdkCliArgs& spdk);
 
 // The record settings shared with the kernel recording.
 struct SpdkRecordRequest {
-  std::string transport = "tcp";  // header only: every record names its own transport
+  v1::Transport transport = v1::TRANSPORT_TCP;  // header only: every record names its own
   uint32_t sample_rate = 0;
   uint64_t salt = 0;
   double duration = 0;

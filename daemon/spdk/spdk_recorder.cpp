@@ -12,8 +12,6 @@
 namespace ntprof::agent::spdk {
 namespace {
 
-constexpr int kPollMs = 50;
-constexpr int kMaxBatchRecords = 8192;
 constexpr uint64_t kAttachGraceNs = 5'000'000'000ull;
 
 }  // namespace
@@ -132,7 +130,7 @@ void SpdkRecorder::Rescan() {
   }
 }
 
-void SpdkRecorder::OnEvent(const ntprof_spdk_event& e) {
+void SpdkRecorder::OnEvent(const ntprof_spdk_event& e, v1::RecordBatch& batch) {
   auto rec = ConvertSpdkEvent(e);
   if (!rec.ok()) {
     ++unusable_;
@@ -142,86 +140,44 @@ void SpdkRecorder::OnEvent(const ntprof_spdk_event& e) {
   if (SpdkRecordMissesStamp(*rec)) ++missing_stamp_;
   auto t = processes_.find(static_cast<pid_t>(e.pid));
   const std::string comm = t != processes_.end() ? t->second.comm : absl::StrCat("pid", e.pid);
-  ConvertRecord(*rec, SpdkIdentity(e, comm), agent_, batch_.batch().add_records());
+  ConvertRecord(*rec, SpdkIdentity(e, comm), agent_, batch.add_records());
 }
 
-v1::LossCounters SpdkRecorder::Losses() const {
-  v1::LossCounters l;
-  l.set_ring_buffer_full(probes_->ring_buffer_full());
-  l.set_missing_stamp(missing_stamp_ + unusable_);
-  return l;
+void SpdkRecorder::FillLosses(v1::LossCounters* l) const {
+  l->Clear();
+  l->set_ring_buffer_full(probes_->ring_buffer_full());
+  l->set_missing_stamp(missing_stamp_ + unusable_);
 }
 
-absl::Status SpdkRecorder::FlushBatch(BatchSink& sink, const IntervalCallback& on_interval,
-                                      bool interval_end) {
-  const uint64_t now = ClockNs(CLOCK_MONOTONIC);
-  *batch_.batch().mutable_losses() = Losses();
-  return batch_.Flush(sink, on_interval, interval_end, now);
+absl::StatusOr<int> SpdkRecorder::Poll(int timeout_ms, v1::RecordBatch& batch) {
+  return probes_->Poll(timeout_ms, [&](const ntprof_spdk_event& e) { OnEvent(e, batch); });
+}
+
+std::optional<std::string> SpdkRecorder::AfterPoll(uint64_t now_ns) {
+  if (now_ns < next_rescan_ns_) return std::nullopt;
+  next_rescan_ns_ = now_ns + static_cast<uint64_t>(options_.rescan_s * 1e9);
+  Rescan();
+  if (only_pids_ && processes_.empty()) return "every process given by PID exited";
+  return std::nullopt;
+}
+
+// Sampling off first; commands already sampled still fire their probe: collect them.
+void SpdkRecorder::Stop(bool drain, v1::RecordBatch& batch) {
+  for (auto& [pid, t] : processes_) StopSampling(pid, t);
+  if (!drain) return;
+  for (int i = 0; i < 3; ++i) {
+    auto polled = Poll(i == 0 ? kPollMs : 0, batch);
+    if (!polled.ok() || (*polled == 0 && i > 0)) break;
+  }
 }
 
 absl::Status SpdkRecorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
                                const IntervalCallback& on_interval) {
-  const uint64_t start = ClockNs(CLOCK_MONOTONIC);
-  const uint64_t interval_ns = static_cast<uint64_t>(options_.interval_s * 1e9);
-  const uint64_t rescan_ns = static_cast<uint64_t>(options_.rescan_s * 1e9);
-  const uint64_t end = options_.duration_s > 0 ? start + static_cast<uint64_t>(options_.duration_s * 1e9)
-                                               : UINT64_MAX;
-  const bool only_pids = std::all_of(finder_->specs().begin(), finder_->specs().end(),
-                                     [](const SpdkTargetSpec& s) { return s.pid.has_value(); });
-  batch_.Begin(start);
-  uint64_t next_interval = start + interval_ns, next_rescan = start + rescan_ns;
-  const SpdkUsdtProbes::EventCallback on_event = [this](const ntprof_spdk_event& e) { OnEvent(e); };
-  absl::Status failure;
-
-  stop_reason_ = "stopped by signal";
-  while (!stop.load()) {
-    auto polled = probes_->Poll(kPollMs, on_event);
-    if (!polled.ok()) {
-      failure = polled.status();
-      break;
-    }
-    const uint64_t now = ClockNs(CLOCK_MONOTONIC);
-    if (now >= next_rescan) {
-      next_rescan = now + rescan_ns;
-      Rescan();
-      if (only_pids && processes_.empty()) {
-        stop_reason_ = "every process given by PID exited";
-        break;
-      }
-    }
-    if (now >= next_interval) {
-      next_interval += interval_ns * ((now - next_interval) / interval_ns + 1);
-      if (absl::Status st = FlushBatch(sink, on_interval, true); !st.ok()) {
-        failure = st;
-        break;
-      }
-    } else if (batch_.batch().records_size() >= kMaxBatchRecords) {
-      if (absl::Status st = FlushBatch(sink, on_interval, false); !st.ok()) {
-        failure = st;
-        break;
-      }
-    }
-    if (now >= end) {
-      stop_reason_ = "duration elapsed";
-      break;
-    }
-  }
-  // Sampling off first; commands already sampled still fire their probe: collect them, then stop.
-  for (auto& [pid, t] : processes_) StopSampling(pid, t);
-  if (failure.ok()) {
-    for (int i = 0; i < 3; ++i) {
-      auto polled = probes_->Poll(i == 0 ? kPollMs : 0, on_event);
-      if (!polled.ok() || (*polled == 0 && i > 0)) break;
-    }
-    failure = FlushBatch(sink, on_interval, true);
-  }
-  v1::FileTrailer trailer;
-  trailer.set_end_wall_ns(ClockNs(CLOCK_REALTIME));
-  trailer.set_end_mono_ns(ClockNs(CLOCK_MONOTONIC));
-  *trailer.mutable_losses() = Losses();
-  absl::Status fin = sink.Finalize(trailer);
-  if (!failure.ok()) return failure;
-  return fin;
+  only_pids_ = std::all_of(finder_->specs().begin(), finder_->specs().end(),
+                           [](const SpdkTargetSpec& s) { return s.pid.has_value(); });
+  next_rescan_ns_ = ClockNs(CLOCK_MONOTONIC) + static_cast<uint64_t>(options_.rescan_s * 1e9);
+  return RunRecording(*this, {.interval_s = options_.interval_s, .duration_s = options_.duration_s},
+                      sink, stop, on_interval, &stop_reason_);
 }
 
 }  // namespace ntprof::agent::spdk

@@ -2,8 +2,9 @@
 // from start to a finalized sink:
 //   find the processes (PID, or every process of a BINARY, also those that start later: /proc is
 //   rescanned), attach to their `ntprof` USDT probes, write the sample rate and salt into each,
-//   turn each probe firing into a record, cut a RecordBatch per interval - and switch sampling
-//   off (rate 0) in every process when the recording ends, whatever ends it.
+//   turn each probe firing into a record - and switch sampling off (rate 0) in every process when
+//   the recording ends, whatever ends it. The SPDK record source of the recording loop
+//   (recording_loop.h).
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "batch_sink.h"
 #include "interval_batch.h"
+#include "recording_loop.h"
 #include "ntprof/v1/record.pb.h"
 #include "probe_control.h"
 #include "spdk_process_finder.h"
@@ -35,7 +37,7 @@ struct SpdkRecordingOptions {
   std::string session_name;
 };
 
-class SpdkRecorder {
+class SpdkRecorder : private RecordSource {
  public:
   using LogCallback = std::function<void(const std::string&)>;
   using IntervalCallback = agent::IntervalCallback;
@@ -67,9 +69,16 @@ class SpdkRecorder {
   void Rescan();
   absl::Status Track(pid_t pid);
   void StopSampling(pid_t pid, Tracked& t);
-  void OnEvent(const ntprof_spdk_event& e);
-  absl::Status FlushBatch(BatchSink& sink, const IntervalCallback& on_interval, bool interval_end);
-  v1::LossCounters Losses() const;
+  void OnEvent(const ntprof_spdk_event& e, v1::RecordBatch& batch);
+
+  // RecordSource
+  absl::StatusOr<int> Poll(v1::RecordBatch& batch) override { return Poll(kPollMs, batch); }
+  std::optional<std::string> AfterPoll(uint64_t now_ns) override;
+  void FillLosses(v1::LossCounters* losses) const override;
+  void Stop(bool drain, v1::RecordBatch& batch) override;
+  absl::StatusOr<int> Poll(int timeout_ms, v1::RecordBatch& batch);
+
+  static constexpr int kPollMs = 50;
   void Log(const std::string& line) const {
     if (log_) log_(line);
   }
@@ -86,7 +95,8 @@ class SpdkRecorder {
   std::string agent_;
   std::string stop_reason_;
 
-  IntervalBatch batch_;
+  bool only_pids_ = false;  // every process was given by PID: the recording ends when they exit
+  uint64_t next_rescan_ns_ = 0;
   uint64_t missing_stamp_ = 0;
   uint64_t unusable_ = 0;
 };

@@ -24,7 +24,7 @@ std::string Chosen(const HookPlan& plan, const std::string& name) {
 
 TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   CHECK(host.CheckRequired().ok());
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
   CHECK(Chosen(host, "nvme_complete_rq") == "tp_btf");
@@ -34,7 +34,7 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   CHECK(Chosen(host, "skb_copy_bits") == "fexit");
   CHECK(host.MissingOptional().empty());
 
-  HookPlan target = PlanHooks(Role::kTarget, Transport::kTcp, k, {});
+  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(target.CheckRequired().ok());
   CHECK(Chosen(target, "kernel_recvmsg") == "fexit");
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
@@ -44,7 +44,7 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
 
 TEST_CASE("chosen_variant_programs_are_the_only_ones_loaded") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::vector<std::string> progs = host.ChosenPrograms();
   CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fexit") == 1);
   CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_kprobe") == 0);
@@ -54,7 +54,7 @@ TEST_CASE("chosen_variant_programs_are_the_only_ones_loaded") {
 TEST_CASE("fentry_refused_falls_back_to_kprobe_pairs") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   CHECK(host.CheckRequired().ok());
   CHECK(Chosen(host, "kernel_sendpage") == "kretprobe");
   const VariantVerdict* v = Hook(host, "kernel_sendpage").chosen_variant();
@@ -69,7 +69,7 @@ TEST_CASE("fentry_refused_and_no_kprobes_names_both_reasons") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   k.kprobes = {false, "kprobes not available on this kernel"};
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   absl::Status s = host.CheckRequired();
   REQUIRE_FALSE(s.ok());
   std::string msg(s.message());
@@ -80,7 +80,7 @@ TEST_CASE("fentry_refused_and_no_kprobes_names_both_reasons") {
 
 TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
   FakeKernelFacts k = FakeKernelFacts::DevMachine();
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   absl::Status s = host.CheckRequired();
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.message()) ==
@@ -93,7 +93,7 @@ TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
   k.tracepoints.insert("nvme:nvme_complete_rq");
   k.btf_tracepoints.insert("nvme_core:nvme_setup_cmd");
   k.btf_tracepoints.insert("nvme_core:nvme_complete_rq");
-  s = PlanHooks(Role::kHost, Transport::kTcp, k, {}).CheckRequired();
+  s = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {}).CheckRequired();
   REQUIRE_FALSE(s.ok());
   // this machine's kernel (6.18) has no kernel_sendpage: the >= 6.5 send path is asked for
   CHECK(std::string(s.message()).find("cannot attach sock_sendmsg") == 0);
@@ -104,12 +104,12 @@ TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
 TEST_CASE("module_without_btf_needs_external_btf") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   k.modules_with_btf.erase("nvme_tcp");
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   REQUIRE_FALSE(host.CheckRequired().ok());
   CHECK(Hook(host, "nvme_tcp_recv_skb").unavailable_reason().find("has no BTF") != std::string::npos);
 
   PlanInputs with_btf{.external_btf = true};
-  HookPlan fixed = PlanHooks(Role::kHost, Transport::kTcp, k, with_btf);
+  HookPlan fixed = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, with_btf);
   CHECK(fixed.CheckRequired().ok());
   CHECK(Chosen(fixed, "nvme_tcp_recv_skb") == "kprobe");  // no module BTF: no trampoline
   CHECK(Chosen(fixed, "kernel_sendpage") == "fexit");    // vmlinux function, vmlinux BTF
@@ -118,7 +118,7 @@ TEST_CASE("module_without_btf_needs_external_btf") {
 TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
   FakeKernelFacts k = FakeKernelFacts::Debian612();
   for (Role role : {Role::kHost, Role::kTarget}) {
-    HookPlan plan = PlanHooks(role, Transport::kTcp, k, {});
+    HookPlan plan = PlanHooks(role, v1::TRANSPORT_TCP, k, {});
     CHECK(plan.CheckRequired().ok());
     CHECK(Chosen(plan, "sock_sendmsg") == "fexit");
     CHECK(Hook(plan, "sock_sendmsg").chosen_variant()->programs ==
@@ -132,12 +132,12 @@ TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
     CHECK(plan.ToText().find("kernel_sendpage  [other kernel path]") != std::string::npos);
   }
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   CHECK(Chosen(host, "sock_sendmsg") == "kretprobe");
 }
 
 TEST_CASE("linux_61_does_not_use_the_splice_send_path") {
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, FakeKernelFacts::Debian61(), {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, FakeKernelFacts::Debian61(), {});
   CHECK(Hook(host, "sock_sendmsg").not_used.find("Linux < 6.5") != std::string::npos);
   std::vector<std::string> progs = host.ChosenPrograms();
   CHECK(std::count(progs.begin(), progs.end(), "sock_sendmsg_fexit") == 0);
@@ -148,7 +148,7 @@ TEST_CASE("optional_hook_missing_only_removes_its_component") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   k.btf_functions.erase("nvmet_tcp:nvmet_tcp_queue_response");
   k.traceable.erase("nvmet_tcp_queue_response");
-  HookPlan target = PlanHooks(Role::kTarget, Transport::kTcp, k, {});
+  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(target.CheckRequired().ok());
   REQUIRE(target.MissingOptional().size() == 1);
   CHECK(target.MissingOptional()[0] == "nvmet_tcp_queue_response (T4)");
@@ -156,7 +156,7 @@ TEST_CASE("optional_hook_missing_only_removes_its_component") {
 
 TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {.prefer_attach = "kprobe"});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {.prefer_attach = "kprobe"});
   CHECK(Chosen(host, "kernel_sendpage") == "kretprobe");
   CHECK(Chosen(host, "nvme_tcp_recv_skb") == "kprobe");
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints have no kprobe variant
@@ -164,7 +164,7 @@ TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
 
 TEST_CASE("refused_program_moves_its_hook_to_the_next_variant") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   REQUIRE(host.MarkFailed("nvme_setup_cmd_tp", "refused at load: invalid argument"));
   CHECK(Chosen(host, "nvme_setup_cmd") == "raw_tp");
   REQUIRE(host.MarkFailed("nvme_setup_cmd_rawtp", "refused at attach: EPERM"));
@@ -175,7 +175,7 @@ TEST_CASE("refused_program_moves_its_hook_to_the_next_variant") {
 
 TEST_CASE("dev_machine_records_local_block_devices_with_tracepoints") {
   FakeKernelFacts k = FakeKernelFacts::DevMachine();
-  HookPlan local = PlanHooks(Role::kHost, Transport::kLocal, k, {});
+  HookPlan local = PlanHooks(Role::kHost, v1::TRANSPORT_LOCAL, k, {});
   CHECK(local.CheckRequired().ok());
   CHECK(Chosen(local, "block_rq_issue") == "tp_btf");
   CHECK(Chosen(local, "block_rq_complete") == "tp_btf");
@@ -183,7 +183,7 @@ TEST_CASE("dev_machine_records_local_block_devices_with_tracepoints") {
 
 TEST_CASE("plan_renders_text_and_json") {
   FakeKernelFacts k = FakeKernelFacts::DevMachine();
-  HookPlan host = PlanHooks(Role::kHost, Transport::kTcp, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::string text = host.ToText();
   CHECK(text.find("nvme_tcp_recv_skb  [required]") != std::string::npos);
   CHECK(text.find("no fentry: module nvme_tcp not loaded") != std::string::npos);
@@ -194,7 +194,7 @@ TEST_CASE("plan_renders_text_and_json") {
 
 TEST_CASE("rdma_plans_use_the_nvme_rdma_and_nvmet_rdma_hooks") {
   FakeKernelFacts k = FakeKernelFacts::Debian61Rdma();
-  HookPlan host = PlanHooks(Role::kHost, Transport::kRdma, k, {});
+  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_RDMA, k, {});
   CHECK(host.CheckRequired().ok());
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
   CHECK(Chosen(host, "nvme_rdma_post_send") == "fentry");
@@ -206,7 +206,7 @@ TEST_CASE("rdma_plans_use_the_nvme_rdma_and_nvmet_rdma_hooks") {
   CHECK(std::count(progs.begin(), progs.end(), "nvme_rdma_post_send_fentry") == 1);
   CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fexit") == 0);
 
-  HookPlan target = PlanHooks(Role::kTarget, Transport::kRdma, k, {});
+  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_RDMA, k, {});
   CHECK(target.CheckRequired().ok());
   CHECK(Chosen(target, "nvmet_rdma_recv_done") == "fentry");
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
@@ -221,20 +221,20 @@ TEST_CASE("rdma_plans_use_the_nvme_rdma_and_nvmet_rdma_hooks") {
 TEST_CASE("rdma_falls_back_to_kprobes_and_names_the_rdma_fix") {
   FakeKernelFacts k = FakeKernelFacts::Debian61Rdma();
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
-  HookPlan target = PlanHooks(Role::kTarget, Transport::kRdma, k, {});
+  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_RDMA, k, {});
   CHECK(target.CheckRequired().ok());
   CHECK(Chosen(target, "nvmet_rdma_recv_done") == "kprobe");
   CHECK(Chosen(target, "nvmet_rdma_send_done") == "kprobe");
 
   k = FakeKernelFacts::Debian61Rdma();
   k.modules.erase("nvmet_rdma");
-  absl::Status s = PlanHooks(Role::kTarget, Transport::kRdma, k, {}).CheckRequired();
+  absl::Status s = PlanHooks(Role::kTarget, v1::TRANSPORT_RDMA, k, {}).CheckRequired();
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.message()) ==
         "cannot attach nvmet_rdma_recv_done (T0 (capsule received); sampling decision): module "
         "nvmet_rdma not loaded; run modprobe nvmet-rdma and configure an RDMA port in "
         "/sys/kernel/config/nvmet");
-  s = PlanHooks(Role::kHost, Transport::kRdma, FakeKernelFacts::Debian61(), {}).CheckRequired();
+  s = PlanHooks(Role::kHost, v1::TRANSPORT_RDMA, FakeKernelFacts::Debian61(), {}).CheckRequired();
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.message()).find("module nvme_rdma not loaded; run modprobe nvme-rdma") !=
         std::string::npos);

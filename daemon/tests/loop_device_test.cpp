@@ -123,7 +123,7 @@ void DoDirectIo(const std::string& path, const std::vector<uint64_t>& offsets, b
 SessionOptions LocalSession(const LoopDevice& loop) {
   SessionOptions s;
   s.role = Role::kHost;
-  s.transport = Transport::kLocal;
+  s.transport = v1::TRANSPORT_LOCAL;
   s.sample_rate = kSampleRate;
   s.salt = kSalt;
   s.device = loop.name();

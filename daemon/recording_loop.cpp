@@ -1,0 +1,83 @@
+#include "recording_loop.h"
+
+#include "monotonic_clock.h"
+
+namespace ntprof::agent {
+namespace {
+
+constexpr int kMaxBatchRecords = 8192;  // a busy interval is cut into several batches
+
+}  // namespace
+
+absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& options,
+                          BatchSink& sink, const std::atomic<bool>& stop,
+                          const IntervalCallback& on_interval, std::string* stop_reason) {
+  const uint64_t start = ClockNs(CLOCK_MONOTONIC);
+  const uint64_t interval_ns = static_cast<uint64_t>(options.interval_s * 1e9);
+  const uint64_t end = options.duration_s > 0
+                           ? start + static_cast<uint64_t>(options.duration_s * 1e9)
+                           : UINT64_MAX;
+  IntervalBatch batch;
+  batch.Begin(start);
+  uint64_t next_interval = start + interval_ns;
+  absl::Status failure;
+
+  auto flush = [&](bool interval_end) {
+    const uint64_t now = ClockNs(CLOCK_MONOTONIC);
+    if (interval_end) source.AddIntervalCounters(batch.batch(), batch.interval_start_ns(), now);
+    source.FillLosses(batch.batch().mutable_losses());
+    return batch.Flush(sink, on_interval, interval_end, now);
+  };
+
+  *stop_reason = "stopped by signal";
+  while (!stop.load()) {
+    auto polled = source.Poll(batch.batch());
+    if (!polled.ok()) {
+      failure = polled.status();
+      break;
+    }
+    const uint64_t now = ClockNs(CLOCK_MONOTONIC);
+    if (std::optional<std::string> reason = source.AfterPoll(now)) {
+      *stop_reason = *reason;
+      break;
+    }
+    if (now >= next_interval) {
+      next_interval += interval_ns * ((now - next_interval) / interval_ns + 1);
+      auto verdict = source.EndInterval(now);
+      if (absl::Status st = flush(true); !st.ok()) {
+        failure = st;
+        break;
+      }
+      if (!verdict.ok()) {
+        failure = verdict.status();
+        break;
+      }
+      if (*verdict) {
+        *stop_reason = **verdict;
+        break;
+      }
+    } else if (batch.batch().records_size() >= kMaxBatchRecords) {
+      if (absl::Status st = flush(false); !st.ok()) {
+        failure = st;
+        break;
+      }
+    }
+    if (now >= end) {
+      *stop_reason = "duration elapsed";
+      break;
+    }
+  }
+  // Stop the source and, unless it failed, collect what it still produced and write the last
+  // (partial) interval; then the trailer, with the losses as they stand.
+  source.Stop(failure.ok(), batch.batch());
+  if (failure.ok()) failure = flush(true);
+  v1::FileTrailer trailer;
+  trailer.set_end_wall_ns(ClockNs(CLOCK_REALTIME));
+  trailer.set_end_mono_ns(ClockNs(CLOCK_MONOTONIC));
+  source.FillLosses(trailer.mutable_losses());
+  absl::Status fin = sink.Finalize(trailer);
+  if (!failure.ok()) return failure;
+  return fin;
+}
+
+}  // namespace ntprof::agent

@@ -1,0 +1,277 @@
+#include "transports.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "block_devices.h"
+#include "host_rdma.skel.h"
+#include "host_tcp.skel.h"
+#include "local_block.skel.h"
+#include "ntprof_record.h"
+#include "nvme_sysfs.h"
+#include "target_rdma.skel.h"
+#include "target_tcp.skel.h"
+
+namespace ntprof::agent {
+
+// The BPF programs write the transport into each record and the agent copies it into the v1 record
+// as it is: the two enums must not drift.
+static_assert(int{NTPROF_TRANSPORT_UNKNOWN} == v1::TRANSPORT_UNKNOWN);
+static_assert(int{NTPROF_TRANSPORT_TCP} == v1::TRANSPORT_TCP);
+static_assert(int{NTPROF_TRANSPORT_RDMA} == v1::TRANSPORT_RDMA);
+static_assert(int{NTPROF_TRANSPORT_LOCAL} == v1::TRANSPORT_LOCAL);
+
+namespace {
+
+constexpr uint16_t kDefaultNvmeTcpPort = 4420;
+
+// The namespaces of an NVMe-oF host on `transport` (all, or only `device`) from sysfs.
+WatchedDevices HostNamespaces(const NvmeHostView& view, v1::Transport transport,
+                              const std::string& device) {
+  WatchedDevices w;
+  w.devices = view.DevicesOn(TransportName(transport), device);
+  w.present = device.empty() || !w.devices.empty();
+  return w;
+}
+
+// ---- NVMe/TCP ----------------------------------------------------------------------------------
+
+constexpr const char* kNvmeTcpHint =
+    "run modprobe nvme-tcp and connect a controller (nvme connect -t tcp ...)";
+constexpr const char* kNvmetTcpHint =
+    "run modprobe nvmet-tcp and configure a TCP port in /sys/kernel/config/nvmet";
+// Linux 6.5 removed kernel_sendpage(): from then on nvme-tcp and nvmet-tcp hand PDUs to TCP with
+// sock_sendmsg() and MSG_SPLICE_PAGES (bpf/ntprof_tcp_send.h). Each kernel gets one send path.
+const KernelPath kSendpagePath{"kernel_sendpage", true,
+                               "not used on this kernel: kernel_sendpage() is gone (Linux >= 6.5), "
+                               "NVMe/TCP sends with sock_sendmsg()"};
+const KernelPath kSpliceSendPath{"kernel_sendpage", false,
+                                 "not used on this kernel: it has kernel_sendpage() (Linux < 6.5), "
+                                 "which NVMe/TCP sends with"};
+
+// The socket send calls that carry NVMe/TCP PDUs, on either kernel path. They stamp the entry of
+// the call that began handing a PDU to TCP (it keeps the network stage causal) and follow the PDU
+// stream at the calls' return. `stamps` is what the role's PDUs provide.
+std::vector<HookSpec> TcpSendHooks(const std::string& stamps, const char* types_module,
+                                   const char* hint) {
+  auto send = [&](const char* name, std::string what, bool required, const KernelPath& path) {
+    HookSpec h = FunctionHook(name, "", types_module, std::move(what), required, true, hint);
+    h.on_entry_too = true;
+    h.only_on = path;
+    return h;
+  };
+  return {
+      send("kernel_sendpage", stamps + " (PDUs handed to TCP)", true, kSendpagePath),
+      send("kernel_sendmsg", stamps + " when data digests or sock_no_sendpage are used", false,
+           kSendpagePath),
+      send("sock_sendmsg", stamps + " (PDUs handed to TCP with MSG_SPLICE_PAGES; digests)", true,
+           kSpliceSendPath),
+  };
+}
+
+std::vector<HookSpec> HostTcpHooks() {
+  std::vector<HookSpec> hooks = {SetupCmdHook(kNvmeTcpHint)};
+  for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint))
+    hooks.push_back(std::move(h));
+  hooks.push_back(FunctionHook("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp",
+                               "H3 (which queue is receiving)", true, false, kNvmeTcpHint));
+  hooks.push_back(FunctionHook("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED",
+                               true, true, kNvmeTcpHint));
+  for (HookSpec& h : HostCompletionHooks(kNvmeTcpHint)) hooks.push_back(std::move(h));
+  return hooks;
+}
+
+std::vector<HookSpec> TargetTcpHooks() {
+  std::vector<HookSpec> hooks = {
+      FunctionHook("kernel_recvmsg", "", "nvmet_tcp", "T0; sampling decision; T_DATA_RECEIVED",
+                   true, true, kNvmetTcpHint),
+  };
+  for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
+  hooks.push_back(FunctionHook("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false,
+                               false, kNvmetTcpHint));
+  for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
+                                  "nvmet_tcp", kNvmetTcpHint))
+    hooks.push_back(std::move(h));
+  return hooks;
+}
+
+// Host: the NVMe/TCP namespaces and the ports of its controllers; target: the nvmet TCP ports.
+// Without any port known, the IANA NVMe/TCP port.
+WatchedDevices WatchTcp(Role role, const std::string& device) {
+  WatchedDevices w;
+  if (role == Role::kHost) {
+    NvmeHostView view = ReadNvmeHostView();
+    w = HostNamespaces(view, v1::TRANSPORT_TCP, device);
+    w.tcp_ports = view.PortsOn(TransportName(v1::TRANSPORT_TCP));
+  } else {
+    w.tcp_ports = ReadNvmetTcpPorts();
+  }
+  if (w.tcp_ports->empty()) w.tcp_ports->push_back(kDefaultNvmeTcpPort);
+  return w;
+}
+
+// ---- NVMe/RDMA ---------------------------------------------------------------------------------
+
+constexpr const char* kNvmeRdmaHint =
+    "run modprobe nvme-rdma and connect a controller (nvme connect -t rdma ...)";
+constexpr const char* kNvmetRdmaHint =
+    "run modprobe nvmet-rdma and configure an RDMA port in /sys/kernel/config/nvmet";
+
+std::vector<HookSpec> HostRdmaHooks() {
+  std::vector<HookSpec> hooks = {
+      SetupCmdHook(kNvmeRdmaHint),
+      FunctionHook("nvme_rdma_post_send", "nvme_rdma", "nvme_rdma",
+                   "H2 (command capsule SEND posted)", true, false, kNvmeRdmaHint),
+      FunctionHook("nvme_rdma_recv_done", "nvme_rdma", "nvme_rdma",
+                   "H3 (response capsule received)", true, false, kNvmeRdmaHint),
+  };
+  for (HookSpec& h : HostCompletionHooks(kNvmeRdmaHint)) hooks.push_back(std::move(h));
+  return hooks;
+}
+
+std::vector<HookSpec> TargetRdmaHooks() {
+  auto nvmet_rdma = [](const char* name, const char* stamps, bool required) {
+    return FunctionHook(name, "nvmet_rdma", "nvmet_rdma", stamps, required, false, kNvmetRdmaHint);
+  };
+  std::vector<HookSpec> hooks = {
+      nvmet_rdma("nvmet_rdma_recv_done", "T0 (capsule received); sampling decision", true),
+  };
+  for (HookSpec& h : NvmetCoreHooks(kNvmetRdmaHint)) hooks.push_back(std::move(h));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_execute_command",
+                             "T_XFER_POSTED of writes (RDMA READ of the data posted)", false));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_read_data_done",
+                             "T_XFER_DONE, T_DATA_RECEIVED of writes (RDMA READ done)", false));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_queue_response",
+                             "T4; T5 of commands without read data; T_XFER_POSTED of reads", true));
+  hooks.push_back(nvmet_rdma("nvmet_rdma_send_done",
+                             "T5, T_XFER_DONE of reads; T_RESPONSE_SENT; emits the record", true));
+  return hooks;
+}
+
+// Host: the NVMe/RDMA namespaces; target: nothing to follow (no device filter, no ports).
+WatchedDevices WatchRdma(Role role, const std::string& device) {
+  if (role != Role::kHost) return {};
+  return HostNamespaces(ReadNvmeHostView(), v1::TRANSPORT_RDMA, device);
+}
+
+// ---- a local block device ----------------------------------------------------------------------
+
+std::vector<HookSpec> LocalHooks() {
+  return {
+      TracepointHook("block", "block_rq_issue", "", "", "H1; sampling decision", true),
+      TracepointHook("block", "block_rq_complete", "", "", "H5; emits the record", true),
+  };
+}
+
+WatchedDevices WatchLocal(Role, const std::string& device) {
+  WatchedDevices w;
+  auto dev = ResolveBlockDevice(device);
+  w.present = dev.ok();
+  if (w.present) w.devices.push_back(*dev);
+  return w;
+}
+
+}  // namespace
+
+const std::vector<TransportRow>& Transports() {
+  static const std::vector<TransportRow> rows = {
+      {.transport = v1::TRANSPORT_TCP,
+       .display_name = "NVMe/TCP",
+       .host = {NTPROF_BPF_OBJECT(host_tcp), HostTcpHooks},
+       .target = {NTPROF_BPF_OBJECT(target_tcp), TargetTcpHooks},
+       .local_device = false,
+       .spdk = true,
+       .watch = WatchTcp},
+      {.transport = v1::TRANSPORT_RDMA,
+       .display_name = "NVMe/RDMA",
+       .host = {NTPROF_BPF_OBJECT(host_rdma), HostRdmaHooks},
+       .target = {NTPROF_BPF_OBJECT(target_rdma), TargetRdmaHooks},
+       .local_device = false,
+       .spdk = true,
+       .watch = WatchRdma},
+      {.transport = v1::TRANSPORT_LOCAL,
+       .display_name = "local block device",
+       .host = {NTPROF_BPF_OBJECT(local_block), LocalHooks},
+       .target = {},  // host only
+       .local_device = true,
+       .spdk = false,
+       .watch = WatchLocal},
+  };
+  return rows;
+}
+
+const TransportRow* FindTransport(v1::Transport transport) {
+  for (const TransportRow& row : Transports()) {
+    if (row.transport == transport) return &row;
+  }
+  return nullptr;
+}
+
+std::optional<v1::Transport> ParseTransport(const std::string& name) {
+  std::optional<v1::Transport> t = TransportByName(name);
+  if (!t || !FindTransport(*t)) return std::nullopt;
+  return t;
+}
+
+std::vector<std::string> TransportNames() {
+  std::vector<std::string> out;
+  for (const TransportRow& row : Transports()) out.push_back(row.name());
+  return out;
+}
+
+std::string TransportChoices() { return absl::StrJoin(TransportNames(), "|"); }
+
+std::string TransportHelp() {
+  std::vector<std::string> parts;
+  for (const TransportRow& row : Transports()) {
+    std::string part = absl::StrCat(row.name(), " (", row.display_name);
+    if (!row.target.offered()) absl::StrAppend(&part, ", host role only");
+    if (!row.host.offered()) absl::StrAppend(&part, ", target role only");
+    parts.push_back(part + ")");
+  }
+  if (parts.size() > 1) parts.back() = "or " + parts.back();
+  return absl::StrJoin(parts, ", ");
+}
+
+std::string CheckTransportArguments(Role role, v1::Transport transport, const std::string& device,
+                                    bool recording) {
+  const std::string flag = "--transport " + TransportName(transport);
+  const TransportRow* row = FindTransport(transport);
+  if (!row) return flag + ": is not supported by this build";
+  if (!row->side(role).offered()) {
+    return absl::StrCat(flag, ": is only for --role ",
+                        RoleName(role == Role::kHost ? Role::kTarget : Role::kHost));
+  }
+  if (recording && row->local_device && device.empty())
+    return absl::StrCat("--device (the block device, needed with ", flag, ") is required");
+  return "";
+}
+
+std::string CheckSpdkTransport(v1::Transport transport) {
+  const TransportRow* row = FindTransport(transport);
+  if (row && row->spdk) return "";
+  std::vector<std::string> spdk;
+  for (const TransportRow& r : Transports()) {
+    if (r.spdk) spdk.push_back(r.name());
+  }
+  return absl::StrCat("--transport ", TransportName(transport), ": is not an SPDK transport (",
+                      absl::StrJoin(spdk, " or "), ")");
+}
+
+std::vector<HookSpec> HooksFor(Role role, v1::Transport transport) {
+  const TransportRow* row = FindTransport(transport);
+  if (!row || !row->side(role).offered()) return {};
+  return row->side(role).hooks();
+}
+
+absl::StatusOr<std::unique_ptr<BpfObjectHandle>> OpenBpfObject(Role role, v1::Transport transport,
+                                                               const std::string& btf_path) {
+  const TransportRow* row = FindTransport(transport);
+  if (!row || !row->side(role).offered()) {
+    return absl::InvalidArgumentError(CheckTransportArguments(role, transport, "", false));
+  }
+  return row->side(role).open_bpf_object(btf_path);
+}
+
+}  // namespace ntprof::agent
