@@ -6,7 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace ntprof::collector {
+namespace ntprof::common {
 namespace {
 
 absl::StatusOr<std::string> ReadPem(const std::string& path, const char* what) {
@@ -80,4 +80,4 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> CredentialsFor(
   return grpc::SslServerCredentials(options);
 }
 
-}  // namespace ntprof::collector
+}  // namespace ntprof::common

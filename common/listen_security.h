@@ -11,7 +11,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace ntprof::collector {
+namespace ntprof::common {
 
 struct TlsFlags {
   std::string cert_file;
@@ -35,4 +35,4 @@ bool IsLocalAddress(const std::string& address);
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> CredentialsFor(
     const std::string& address, const TlsFlags& flags, const TlsMaterial& material);
 
-}  // namespace ntprof::collector
+}  // namespace ntprof::common

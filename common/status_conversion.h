@@ -6,11 +6,11 @@
 
 #include "absl/status/status.h"
 
-namespace ntprof::collector {
+namespace ntprof::common {
 
 inline grpc::Status ToGrpc(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
   return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
 }
 
-}  // namespace ntprof::collector
+}  // namespace ntprof::common

@@ -25,14 +25,14 @@ void AgentStreamReactor::OnReadDone(bool ok) {
     }
     auto welcome = registry_->AttachAgent(this, in_.hello(), context_->peer());
     if (!welcome.ok()) {
-      Fail(ToGrpc(welcome.status()));
+      Fail(common::ToGrpc(welcome.status()));
       return;
     }
     attached_ = true;  // the registry sent the Welcome through Send()
   } else {
     auto ack = registry_->Ingest(this, in_);
     if (!ack.ok()) {
-      Fail(ToGrpc(ack.status()));
+      Fail(common::ToGrpc(ack.status()));
       return;
     }
     v1::CollectorMessage reply;

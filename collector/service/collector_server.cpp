@@ -25,7 +25,7 @@ void PrepareUnixSocket(const std::string& address) {
 }  // namespace
 
 absl::Status CollectorServer::Start() {
-  auto tls = LoadTls(options_.tls);
+  auto tls = common::LoadTls(options_.tls);
   if (!tls.ok()) return tls.status();
 
   RegistryOptions registry_options;
@@ -42,7 +42,7 @@ absl::Status CollectorServer::Start() {
   ports_.assign(options_.listen.size(), 0);
   for (size_t i = 0; i < options_.listen.size(); ++i) {
     const std::string& address = options_.listen[i];
-    auto credentials = CredentialsFor(address, options_.tls, *tls);
+    auto credentials = common::CredentialsFor(address, options_.tls, *tls);
     if (!credentials.ok()) return credentials.status();
     if (absl::StartsWith(address, "unix:")) PrepareUnixSocket(address);
     builder.AddListeningPort(address, *credentials, &ports_[i]);

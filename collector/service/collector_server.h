@@ -25,7 +25,7 @@ struct ServerOptions {
   std::vector<std::string> listen = {"localhost:7420"};
   std::string metrics_listen = "localhost:9464";  // "" = no metrics endpoint
   std::string data_dir = "/var/lib/ntprof/collector";
-  TlsFlags tls;
+  common::TlsFlags tls;
   double join_window_s = 10;
   size_t max_message_bytes = 16u << 20;
   double tick_s = 0.25;  // how often watch intervals are closed: a line comes <= 0.25 s late

@@ -15,7 +15,7 @@ namespace {
 
 grpc::ServerUnaryReactor* Done(grpc::CallbackServerContext* context, const absl::Status& status) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpc(status));
+  reactor->Finish(common::ToGrpc(status));
   return reactor;
 }
 
@@ -63,7 +63,7 @@ grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
     grpc::CallbackServerContext*, const v1::WatchRequest* request) {
   // Without this a mistyped name would be watched forever, printing empty intervals.
   if (absl::Status st = registry_->Watchable(request->session()); !st.ok()) {
-    return new RefusedStream<v1::WatchUpdate>(ToGrpc(st));
+    return new RefusedStream<v1::WatchUpdate>(common::ToGrpc(st));
   }
   return new WatchReactor(&registry_->watch(), *request, registry_->Now());
 }
@@ -95,7 +95,7 @@ grpc::ServerUnaryReactor* CollectorService::Compare(grpc::CallbackServerContext*
 grpc::ServerWriteReactor<v1::ExportMessage>* CollectorService::Export(
     grpc::CallbackServerContext*, const v1::ExportRequest* request) {
   auto stored = registry_->Stored(request->session());
-  if (!stored.ok()) return new RefusedStream<v1::ExportMessage>(ToGrpc(stored.status()));
+  if (!stored.ok()) return new RefusedStream<v1::ExportMessage>(common::ToGrpc(stored.status()));
   return new ExportReactor(std::move(*stored));
 }
 

@@ -7,7 +7,7 @@ namespace ntprof::collector {
 void ExportReactor::WriteNext() {
   auto more = export_.Next(&current_);
   if (!more.ok()) {
-    Finish(ToGrpc(more.status()));
+    Finish(common::ToGrpc(more.status()));
   } else if (!*more) {
     Finish(grpc::Status::OK);
   } else {

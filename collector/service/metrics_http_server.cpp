@@ -60,7 +60,7 @@ absl::Status Errno(const std::string& what) {
 }
 
 // The certificate and key are PEM text in memory (already read and checked by LoadTls).
-absl::Status UsePem(SSL_CTX* ctx, const TlsMaterial& tls) {
+absl::Status UsePem(SSL_CTX* ctx, const common::TlsMaterial& tls) {
   BIO* cert_bio = BIO_new_mem_buf(tls.cert.data(), static_cast<int>(tls.cert.size()));
   X509* cert = PEM_read_bio_X509(cert_bio, nullptr, nullptr, nullptr);
   BIO_free(cert_bio);
@@ -77,8 +77,8 @@ absl::Status UsePem(SSL_CTX* ctx, const TlsMaterial& tls) {
 
 }  // namespace
 
-absl::Status MetricsHttpServer::Start(const std::string& address, const TlsFlags& flags,
-                                      const TlsMaterial& tls, Body body) {
+absl::Status MetricsHttpServer::Start(const std::string& address, const common::TlsFlags& flags,
+                                      const common::TlsMaterial& tls, Body body) {
   body_ = std::move(body);
   const size_t colon = address.rfind(':');
   int port = 0;
@@ -88,7 +88,7 @@ absl::Status MetricsHttpServer::Start(const std::string& address, const TlsFlags
   }
   std::string host = address.substr(0, colon);
   if (absl::StartsWith(host, "[")) host = host.substr(1, host.size() - 2);
-  if (!flags.enabled() && !IsLocalAddress(address) && !flags.insecure) {
+  if (!flags.enabled() && !common::IsLocalAddress(address) && !flags.insecure) {
     return absl::InvalidArgumentError(absl::StrCat("refusing to serve metrics on ", address,
                                                    " without TLS: pass --tls-cert/--tls-key, ",
                                                    "--insecure, or a localhost address"));

@@ -34,8 +34,8 @@ class MetricsHttpServer {
   MetricsHttpServer& operator=(const MetricsHttpServer&) = delete;
 
   // address: "host:port" (port 0 picks one, see port()).
-  absl::Status Start(const std::string& address, const TlsFlags& flags, const TlsMaterial& tls,
-                     Body body);
+  absl::Status Start(const std::string& address, const common::TlsFlags& flags,
+                     const common::TlsMaterial& tls, Body body);
   void Stop();
   int port() const { return port_; }
 

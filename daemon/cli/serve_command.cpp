@@ -30,7 +30,7 @@ struct ServeArgs {
   std::string socket = "/run/ntprofd/ntprofd.sock";
   std::string socket_group = "ntprof";
   std::vector<std::string> listen;
-  collector::TlsFlags tls;
+  common::TlsFlags tls;
   cli::CollectorFlags collector;
   bool no_collector = false;
   std::string spool_dir = "/var/lib/ntprofd/spool";

@@ -25,11 +25,11 @@ AgentDaemon::~AgentDaemon() { Shutdown(); }
 absl::Status AgentDaemon::Init() {
   const AgentConfig& config = options_.agent;
   // Flag mistakes first, before anything slow.
-  auto material = collector::LoadTls(options_.tls);
+  auto material = common::LoadTls(options_.tls);
   if (!material.ok()) return material.status();
   std::vector<std::shared_ptr<grpc::ServerCredentials>> tcp_credentials;
   for (const std::string& address : options_.tcp_listen) {
-    auto creds = collector::CredentialsFor(address, options_.tls, *material);
+    auto creds = common::CredentialsFor(address, options_.tls, *material);
     if (!creds.ok()) return creds.status();
     tcp_credentials.push_back(*creds);
   }

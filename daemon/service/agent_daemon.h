@@ -24,7 +24,7 @@ struct AgentDaemonOptions {
   std::string socket_path = "/run/ntprofd/ntprofd.sock";
   std::string socket_group = "ntprof";
   std::vector<std::string> tcp_listen;  // HOST:PORT, TLS unless local or --insecure
-  collector::TlsFlags tls;              // of the TCP listeners
+  common::TlsFlags tls;              // of the TCP listeners
   // The collector to dial ("" = none: local use only) and the channel to it.
   std::string collector_address;
   std::shared_ptr<grpc::Channel> collector_channel;

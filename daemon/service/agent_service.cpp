@@ -11,7 +11,7 @@
 namespace ntprof::agent {
 namespace {
 
-using collector::ToGrpc;
+using common::ToGrpc;
 
 }  // namespace
 

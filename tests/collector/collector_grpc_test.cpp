@@ -419,8 +419,8 @@ TEST_CASE("grpc_mutual_tls_accepts_signed_agents_and_refuses_others") {
   options.listen = {"localhost:0"};
   options.metrics_listen = "localhost:0";
   options.data_dir = dir.File("data");
-  options.tls =
-      TlsFlags{dir.File("server.pem"), dir.File("server.key"), dir.File("ca.pem"), true, false};
+  options.tls = common::TlsFlags{dir.File("server.pem"), dir.File("server.key"),
+                                 dir.File("ca.pem"), true, false};
   CollectorServer server(options);
   const absl::Status started = server.Start();
   INFO(started.message());

@@ -22,6 +22,8 @@
 
 using namespace ntprof::collector;
 using namespace ntprof::testing;
+using ntprof::common::LoadTls;
+using ntprof::common::TlsFlags;
 
 namespace {
 
