@@ -4,7 +4,7 @@
 // variant unavailable and the cycle is redone with the hook's next candidate, so the plan ends up
 // describing what really attached. Then: poll the ring buffer, read counters, sweep stale commands.
 //
-// The `record` command and the gRPC service (later) drive the same engine.
+// The `record` command and `ntprofd serve` (service/) drive the same engine.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-// Where a recording's batches go: a .ntp file (NtpFileSink) today, the collector stream later.
+// Where a recording's batches go: a .ntp file (NtpFileSink, `ntprofd record`) or the spool that
+// feeds the collector (service/recordings.cpp, `ntprofd serve`).
 #pragma once
 
 #include <memory>
