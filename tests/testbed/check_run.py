@@ -187,11 +187,12 @@ def shift_one(label, base, new, stage, injected_us, windowed=False):
         check(abs(delta - injected_us) <= 0.10 * injected_us,
               f"{label}: {stage} median rose {delta:.1f} us for {injected_us:.0f} us injected (+-10 %; "
               f"mean rose {mean_delta:.1f} us)")
-    # The machine itself runs slower while the I/O waits: with the VMs idle between commands, all
-    # CPU work of a command took 2-3x as long on the 2-core build machine (host driver 25 -> 73 us,
-    # target driver and network alike; old and new BPF code, 6.1 and 6.12). The host driver stage
-    # (CPU work on the host that no drive or link delay touches) measures that slowdown, and each
-    # stage may grow by it on top of the 10 % tolerance.
+    # The machine itself runs slower after the VMs sat idle through a wait: all CPU work of a
+    # command took 2-3x as long on the 2-core build machine (host driver 25 -> 73 us, target driver
+    # and network alike; old and new BPF code, 6.1 and 6.12). The scenarios therefore compare two
+    # runs that both wait (run-scenarios.sh: base delay, then base + the delay); what slowdown is
+    # left shows in the host driver stage (CPU work on the host that no drive or link delay
+    # touches), and each stage may grow by it on top of the 10 % tolerance.
     slowdown = max(1.0, new.get("host_driver", 0) / base["host_driver"]) if base.get("host_driver") else 1.0
     for sid in base:
         if sid in (stage, "end_to_end"):
