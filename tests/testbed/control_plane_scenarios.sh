@@ -1,8 +1,9 @@
 #!/bin/bash
 # control_plane_scenarios.sh - the control plane across machines, in a running test bed booted with
 # `tb up --systemd`: ntprof-collector on this machine (TLS, a throw-away CA), ntprofd installed in
-# both VMs as the systemd unit systemd/ntprofd.service (Type=notify, least privilege) dialing it at
-# 10.0.2.2 (qemu user networking), sessions driven by ntprofctl:
+# both VMs from its Debian package (`tb install-deb`: the binary, the unit systemd/ntprofd.service,
+# Type=notify, least privilege, the ntprof group) dialing it at 10.0.2.2 (qemu user networking),
+# sessions driven by ntprofctl:
 #   1. both agents come up under systemd, READY, with exactly the unit's capabilities, and connect;
 #   2. a session on host + target: fio on the host, `watch` shows it within 2 s, the report joins host
 #      and target records and equals the file report of the session exported to .ntp files;
@@ -10,11 +11,10 @@
 #      the report notes the interval it lost;
 #   4. the collector SIGKILLed mid-session and restarted: the agents replay, every record once.
 # Each check prints "ok:"/"FAIL:"; exit 1 if any failed.
-# Usage: control_plane_scenarios.sh NTPROFCTL NTPROF_COLLECTOR NTPROFD_SERVICE_FILE [PORT]
-#   (NTPROFD_SERVICE_FILE: the configured unit, <build>/systemd/ntprofd.service; ntprofd must be in
-#   the bed's share, as `tb up` puts it)
+# Usage: control_plane_scenarios.sh NTPROFCTL NTPROF_COLLECTOR NTPROFD_DEB [PORT]
+#   (NTPROFD_DEB: the ntprofd package, <build>/packages/ntprofd_*.deb of the package-deb target)
 set -uo pipefail
-ctl=$1 collector=$2 unit=$3 port=${4:-$((${NTPROF_TB_PORT_BASE:-22600} + 50))}
+ctl=$1 collector=$2 deb=$3 port=${4:-$((${NTPROF_TB_PORT_BASE:-22600} + 50))}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tb=$repo/deploy/testbed/tb
 eval "$("$tb" env)"
@@ -64,17 +64,14 @@ connected() {  # NAME ROLE
 }
 check "collector serves TLS on 127.0.0.1:$port" start_collector
 
-# ---- 1. the unit in both VMs -------------------------------------------------------------------
-cp "$unit" "$out/ntprofd.service"
+# ---- 1. the package and its unit in both VMs ---------------------------------------------------
+check "dpkg -i ${deb##*/} in both VMs" "$tb" install-deb "$deb"
 for vm in target host; do
   # A fresh spool: messages of an earlier run's sessions would be unknown to this collector.
   "$tb" ssh "$vm" "set -e
     systemctl stop ntprofd 2>/dev/null || true
-    rm -rf /var/lib/ntprofd/spool
-    install -m 0755 /mnt/host/bin/ntprofd /usr/local/sbin/ntprofd
-    sed 's|^ExecStart=[^ ]*/ntprofd|ExecStart=/usr/local/sbin/ntprofd|' \
-      /mnt/host/out/control-plane/ntprofd.service >/etc/systemd/system/ntprofd.service
-    getent group ntprof >/dev/null || groupadd --system ntprof
+    rm -rf /var/lib/ntprofd/spool /etc/systemd/system/ntprofd.service
+    [ -x /usr/sbin/ntprofd ] && [ -f /lib/systemd/system/ntprofd.service ] && getent group ntprof
     mkdir -p /etc/ntprof && cp /mnt/host/out/control-plane/ca.pem /etc/ntprof/ca.pem
     echo 'NTPROFD_ARGS=\"--role $vm --agent-name tb-$vm --collector 10.0.2.2:$port --collector-tls-ca /etc/ntprof/ca.pem\"' >/etc/default/ntprofd
     systemctl daemon-reload
