@@ -8,8 +8,10 @@
 #include "comparison.h"
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "html_page.h"
 #include "output_format.h"
 #include "recording_set.h"
+#include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "session_download.h"
@@ -21,6 +23,7 @@ struct CompareArgs {
   std::string base;
   std::string next;
   std::string format = "text";
+  std::string html;  // --html FILE
   CollectorFlags collector;
 };
 
@@ -30,10 +33,16 @@ int RunSessionCompare(const CompareArgs& args) {
     v1::CompareRequest request;
     request.set_base_session(args.base);
     request.set_new_session(args.next);
-    request.set_format(args.format == "json" ? v1::OUTPUT_JSON : v1::OUTPUT_TEXT);
+    request.set_format(!args.html.empty()     ? v1::OUTPUT_HTML
+                       : args.format == "json" ? v1::OUTPUT_JSON
+                                               : v1::OUTPUT_TEXT);
     v1::RenderedOutput output;
     const grpc::Status status = stub.Compare(UnaryContext().get(), request, &output);
     if (!status.ok()) return RpcFailure("compare", target, status);
+    if (!args.html.empty()) {
+      if (!IsHtmlPage(output.text())) return OldCollectorAnswer("compare");
+      return WriteHtmlPage("compare", args.html, output.text());
+    }
     std::cout << output.text();
     return kOk;
   });
@@ -94,6 +103,7 @@ int RunCompare(const CompareArgs& args) {
     return kBadInput;
   }
   Comparison comparison = Compare(*base, *next);
+  if (!args.html.empty()) return WriteHtmlPage("compare", args.html, RenderHtml(comparison));
   if (args.format == "json") {
     std::cout << ToJson(comparison).dump(2) << "\n";
   } else {
@@ -114,13 +124,19 @@ in both runs, prints each stage's mean side by side with the difference and rati
 stage whose mean grew most (absolute) and, if different, the one with the largest ratio. Two runs
 on different transports (TCP vs RDMA) print with the transports as column heads.
 
+--html FILE writes one self-contained page instead of printing (no script, nothing fetched):
+per group both runs' stage bars side by side on one scale, the stage that grew most, and the
+table above. FILE "-" writes the page to stdout.
+
 Examples:
   ntprofctl compare baseline/ slow-drive/
+  ntprofctl compare baseline/ slow-drive/ --html slow-drive.html
   ntprofctl compare base slow-drive          # two sessions on the collector
   ntprofctl compare tcp/host.ntp,tcp/target.ntp rdma/host.ntp,rdma/target.ntp -o json)HELP");
   cmd->add_option("base", args->base, "The run to compare against")->required();
   cmd->add_option("new", args->next, "The run to compare")->required();
   AddOutputFlag(cmd, &args->format);
+  AddHtmlFlag(cmd, &args->html);
   AddCollectorFlags(cmd, &args->collector);
   cmd->callback([args, exit_code] { *exit_code = RunCompare(*args); });
 }

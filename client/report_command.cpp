@@ -4,9 +4,11 @@
 
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "html_page.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "output_format.h"
 #include "recording_set.h"
+#include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
 
@@ -19,6 +21,8 @@ struct ReportArgs {
   std::string format = "text";
   double window_s = 10;
   bool salvage = false;
+  uint32_t slowest = 0;
+  std::string html;  // --html FILE
   CollectorFlags collector;
 };
 
@@ -28,10 +32,17 @@ int RunSessionReport(const ReportArgs& args) {
     v1::ReportRequest request;
     request.set_session(args.inputs.front());
     request.set_detail(args.detail);
-    request.set_format(args.format == "json" ? v1::OUTPUT_JSON : v1::OUTPUT_TEXT);
+    request.set_format(!args.html.empty()     ? v1::OUTPUT_HTML
+                       : args.format == "json" ? v1::OUTPUT_JSON
+                                               : v1::OUTPUT_TEXT);
+    request.set_slowest(args.slowest);
     v1::RenderedOutput output;
     const grpc::Status status = stub.Report(UnaryContext().get(), request, &output);
     if (!status.ok()) return RpcFailure("report", target, status);
+    if (!args.html.empty()) {
+      if (!IsHtmlPage(output.text())) return OldCollectorAnswer("report");
+      return WriteHtmlPage("report", args.html, output.text());
+    }
     std::cout << output.text();
     return kOk;
   });
@@ -47,6 +58,7 @@ int RunReport(const ReportArgs& args) {
   ReportOptions options;
   options.read.salvage = args.salvage;
   options.join.window_ns = static_cast<int64_t>(args.window_s * 1e9);
+  options.extras = ReportExtras{args.slowest, !args.html.empty()};
   auto set = RecordingSet::Open(*files, options);
   if (!set.ok()) {
     std::cerr << "ntprofctl report: " << set.status().message() << "\n";
@@ -56,6 +68,9 @@ int RunReport(const ReportArgs& args) {
   if (!report.ok()) {
     std::cerr << "ntprofctl report: " << report.status().message() << "\n";
     return kBadInput;
+  }
+  if (!args.html.empty()) {
+    return WriteHtmlPage("report", args.html, RenderHtml(*report, HtmlOptions{args.detail}));
   }
   if (args.format == "json") {
     std::cout << ToJson(*report).dump(2) << "\n";
@@ -78,11 +93,26 @@ A host file alone shows "network and target (not recorded)"; a target file alone
 stages. Arguments may be files, directories of .ntp files, or comma-separated lists. One name that
 is not a file on disk names a session: the collector reports it, in the same layout.
 
+--slowest N adds the N slowest sampled commands (by end to end; in target for a target recorded
+alone), one per line: start (approximate wall time, UTC, from the file's clock pair), host and
+target agent, qid, cid, opcode, LBA, bytes, end to end and every stage in us. In -o json they are
+"slowest" (stage ids as keys). Only N commands are held in memory, whatever the recording's size.
+
+--html FILE writes one self-contained page instead of printing (no script, nothing fetched; it
+works offline and can be mailed): per group a stacked bar of the stage means (and the components
+with --detail), the percentile table, the latency distribution of end to end and each stage (a
+cumulative curve on a log time axis, the tail stretched), each stage's mean over time (so a
+transient shows where it happened), the slowest commands with --slowest, and the records, losses
+and notes of the text report. FILE "-" writes the page to stdout.
+
 Examples:
   ntprofctl report base                  # session "base" on the collector
   ntprofctl report run1/host.ntp run1/target.ntp
   ntprofctl report run1/ --detail
   ntprofctl report run1/ -o json | jq '.groups[0].stages'
+  ntprofctl report run1/ --slowest 10    # the commands behind the p99.9
+  ntprofctl report run1/ --detail --slowest 20 --html run1.html
+  ntprofctl report base --html base.html # a session, rendered by the collector
 
 Exit status: 0 on success, 2 when a recording is unreadable, corrupt or does not belong with the
 others (the message names the file and the problem; nothing else is printed) or the session is
@@ -96,6 +126,11 @@ unknown, 1 when the collector cannot be reached.)HELP");
                   "Seconds a half waits for its other half before it counts as unmatched")
       ->default_str("10")
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--slowest", args->slowest,
+                  "Also list the N slowest sampled commands, one per line, with every stage")
+      ->type_name("N")
+      ->check(CLI::Range(1u, 100'000u));
+  AddHtmlFlag(cmd, &args->html);
   cmd->add_flag("--salvage", args->salvage,
                 "Read the intact batches of a truncated recording instead of refusing it");
   AddCollectorFlags(cmd, &args->collector);

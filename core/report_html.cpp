@@ -18,8 +18,9 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 2px;border-top:
 h3{font-size:14px;margin:18px 0 6px;color:#444}
 .meta,.context{color:#555;margin:2px 0}
 .verdict{font-weight:600}
-table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums}
-th,td{padding:3px 10px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
+table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums;font-size:13px}
+table.slowest{font-size:12px}
+th,td{padding:3px 7px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 td.text{text-align:left}
 tr.total td{font-weight:600}
@@ -134,7 +135,7 @@ std::string DistributionChart(const GroupReport& g) {
   if (series.empty()) return "";
   ChartAxis x{"latency (us, log scale)", true, {}};
   ChartAxis y{"percentile", false,
-              {{0, "0"}, {Tail(50), "50"}, {Tail(90), "90"}, {Tail(99), "99"}, {Tail(99.9), "99.9"},
+              {{0, ""}, {Tail(50), "50"}, {Tail(90), "90"}, {Tail(99), "99"}, {Tail(99.9), "99.9"},
                {Tail(99.99), "99.99"}}};
   return absl::StrCat("<h3>Latency distribution (cumulative; each stage and end to end)</h3>",
                       LineChartSvg(series, x, y));

@@ -1,9 +1,12 @@
 #include "collector_service.h"
 
+#include <algorithm>
+
 #include "agent_stream_reactor.h"
 #include "comparison.h"
 #include "export_reactor.h"
 #include "refused_stream.h"
+#include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "session_reports.h"
@@ -27,11 +30,15 @@ grpc::ServerUnaryReactor* Reply(grpc::CallbackServerContext* context, absl::Stat
   return Done(context, result.status());
 }
 
-absl::StatusOr<Report> ReportOf(SessionRegistry* registry, const std::string& name) {
+absl::StatusOr<Report> ReportOf(SessionRegistry* registry, const std::string& name,
+                                ReportExtras extras = {}) {
   auto stored = registry->Stored(name);
   if (!stored.ok()) return stored.status();
-  return SessionReport(*stored);
+  return SessionReport(*stored, extras);
 }
+
+// The slowest commands a request may ask for: each is kept in memory while the report is built.
+constexpr uint32_t kMaxSlowest = 100'000;
 
 }  // namespace
 
@@ -71,11 +78,15 @@ grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
 grpc::ServerUnaryReactor* CollectorService::Report(grpc::CallbackServerContext* context,
                                                    const v1::ReportRequest* request,
                                                    v1::RenderedOutput* reply) {
-  auto report = ReportOf(registry_, request->session());
+  const ReportExtras extras{std::min(request->slowest(), kMaxSlowest),
+                           request->format() == v1::OUTPUT_HTML};
+  auto report = ReportOf(registry_, request->session(), extras);
   if (!report.ok()) return Done(context, report.status());
-  reply->set_text(request->format() == v1::OUTPUT_JSON
-                      ? ToJson(*report).dump(2) + "\n"
-                      : RenderText(*report, TextOptions{request->detail()}));
+  switch (request->format()) {
+    case v1::OUTPUT_JSON: reply->set_text(ToJson(*report).dump(2) + "\n"); break;
+    case v1::OUTPUT_HTML: reply->set_text(RenderHtml(*report, HtmlOptions{request->detail()})); break;
+    default: reply->set_text(RenderText(*report, TextOptions{request->detail()}));
+  }
   return Done(context, absl::OkStatus());
 }
 
@@ -87,8 +98,11 @@ grpc::ServerUnaryReactor* CollectorService::Compare(grpc::CallbackServerContext*
   auto next = ReportOf(registry_, request->new_session());
   if (!next.ok()) return Done(context, next.status());
   const Comparison comparison = ntprof::Compare(*base, *next);
-  reply->set_text(request->format() == v1::OUTPUT_JSON ? ToJson(comparison).dump(2) + "\n"
-                                                       : RenderText(comparison));
+  switch (request->format()) {
+    case v1::OUTPUT_JSON: reply->set_text(ToJson(comparison).dump(2) + "\n"); break;
+    case v1::OUTPUT_HTML: reply->set_text(RenderHtml(comparison)); break;
+    default: reply->set_text(RenderText(comparison));
+  }
   return Done(context, absl::OkStatus());
 }
 

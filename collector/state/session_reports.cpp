@@ -42,7 +42,7 @@ bool AboutFile(const std::string& note, const std::set<std::string>& paths) {
 
 }  // namespace
 
-absl::StatusOr<Report> SessionReport(const StoredSession& session) {
+absl::StatusOr<Report> SessionReport(const StoredSession& session, ReportExtras extras) {
   if (session.files.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "session '", session.name, "' has no records yet; `ntprofctl status` shows its agents"));
@@ -56,6 +56,7 @@ absl::StatusOr<Report> SessionReport(const StoredSession& session) {
   // A running session's last frame may be half written right now: read the intact ones.
   ReportOptions options;
   options.read.salvage = true;
+  options.extras = extras;
   auto set = RecordingSet::Open(paths, options);
   if (!set.ok()) return set.status();
   auto report = set->BuildReport();

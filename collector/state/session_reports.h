@@ -8,11 +8,13 @@
 #include "ntp_reader.h"
 #include "ntprof/v1/collector.pb.h"
 #include "report.h"
+#include "report_builder.h"
 #include "session_registry.h"
 
 namespace ntprof::collector {
 
-absl::StatusOr<Report> SessionReport(const StoredSession& session);
+// extras: the slowest commands and the charts' data, when the request asks for them.
+absl::StatusOr<Report> SessionReport(const StoredSession& session, ReportExtras extras = {});
 
 // The session's files one after the other, as Export sends them: ExportFile, batches, trailer
 // (only when the stored file has one). Sequence markers are left out.

@@ -1,7 +1,8 @@
 // Writes synthetic recordings for the command-line tests: DIR/base (the tutorial's figures),
 // DIR/slow (storage +40 us), DIR/rate100 (a target file sampled 1 in 100), DIR/hostonly (a host
 // file alone, network +500 us) and DIR/idle (the base run's 1 s of I/O in a 10 s recording, with
-// the device's counters).
+// the device's counters) and DIR/transient (3 s of 4 KiB reads and 16 KiB writes with storage 400 us
+// slower from 1.5 s to 1.7 s: the HTML report's timeline and the README's screenshot).
 #include <filesystem>
 #include <iostream>
 
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path dir = argv[1];
-  for (const char* sub : {"base", "slow", "rate100", "hostonly", "idle"}) {
+  for (const char* sub : {"base", "slow", "rate100", "hostonly", "idle", "transient"}) {
     std::filesystem::create_directories(dir / sub);
   }
   auto timing = [](uint64_t extra_storage, uint64_t extra_network = 0) {
@@ -31,5 +32,21 @@ int main(int argc, char** argv) {
   WriteRun((dir / "hostonly/host.ntp").string(), "", RunSpec{}, timing(0, 500'000));
   WriteRun((dir / "idle/host.ntp").string(), (dir / "idle/target.ntp").string(),
            RunSpec{.commands = 1000, .span_ns = 10'000'000'000, .device_counters = true}, timing(0));
+  WriteRun((dir / "transient/host.ntp").string(), (dir / "transient/target.ntp").string(),
+           RunSpec{.commands = 3000, .span_ns = 3'100'000'000},
+           [&](int i) {
+             CommandTiming t = timing(0)(i);
+             t.storage += static_cast<uint64_t>(i * 37 % 11) * 1'000;  // some spread
+             if (i >= 1500 && i < 1700) t.storage += 400'000;
+             return t;
+           },
+           [](int i) {
+             const bool write = i % 4 == 3;
+             return CommandId{.cid = static_cast<uint32_t>(i % 64),
+                              .opcode = write ? 0x01u : 0x02u,
+                              .slba = static_cast<uint64_t>(i) * 32,
+                              .nlb = write ? 31u : 7u,
+                              .bytes = write ? 16384u : 4096u};
+           });
   return 0;
 }

@@ -69,6 +69,28 @@ expect_status 0 "report SESSION" "$ctl" report test --detail
 diff "$work/file.txt" "$work/out" >/dev/null || fail "session report differs from the file report: $(diff "$work/file.txt" "$work/out" | head)"
 expect_status 0 "report SESSION -o json" "$ctl" report test -o json
 grep -q '"source": "session test"' "$work/out" || fail "report json: source"
+# --slowest and --html of a session: the collector builds them from the same records as the files.
+"$ctl" report "$work/rec/base" --slowest 3 -o json >"$work/file-slowest.json"
+expect_status 0 "report SESSION --slowest 3 -o json" "$ctl" report test --slowest 3 -o json
+python3 - "$work/file-slowest.json" "$work/out" <<'PY' || fail "session --slowest differs from the file's"
+import json, sys
+files, session = (json.load(open(p))["slowest"] for p in sys.argv[1:])
+assert len(session) == 3, session
+for f, s in zip(files, session):
+    assert (s["host"], s["target"]) == ("host1", "target1"), s
+    for k in ("latency_us", "stages", "qid", "cid", "slba", "bytes", "op"):
+        assert f[k] == s[k], (k, f[k], s[k])
+PY
+expect_status 0 "report SESSION --slowest 2" "$ctl" report test --slowest 2
+grep -q "^slowest 2 of 100 sampled commands" "$work/out" || fail "report --slowest: $(head -c 300 "$work/out")"
+expect_status 0 "report SESSION --html" "$ctl" report test --detail --slowest 2 --html "$work/session.html"
+grep -q "^<!DOCTYPE html>" "$work/session.html" && grep -q "Slowest commands" "$work/session.html" &&
+  grep -q "session test" "$work/session.html" || fail "report --html of a session: no page"
+[ -s "$work/out" ] && fail "report --html printed on stdout: $(head -c 200 "$work/out")"
+expect_status 0 "compare SESSION SESSION --html" "$ctl" compare test test --html "$work/compare.html"
+grep -q "no stage grew" "$work/compare.html" || fail "compare --html of sessions: no verdict"
+expect_status 0 "compare SESSION FILES --html" "$ctl" compare test "$work/rec/slow" --html "$work/mixed.html"
+grep -q "grew most: storage" "$work/mixed.html" || fail "compare --html session vs files: no verdict"
 
 expect_status 0 "export to a directory" "$ctl" export test -o "$work/exported"
 [ -f "$work/exported/host1-host.ntp" ] && [ -f "$work/exported/target1-target.ntp" ] || fail "export: files"
