@@ -12,13 +12,15 @@ namespace {
 
 constexpr double kWidth = 760;
 constexpr double kLeft = 70;     // room for the y tick labels
-constexpr double kRight = 16;
+constexpr double kRight = 32;    // half a wide x tick label
 constexpr double kTop = 12;
 constexpr double kBottom = 44;   // x tick labels and the axis title
 constexpr double kPlotHeight = 220;
 
 // Trims "%.6g" noise: 1000, 2.5, 0.01.
-std::string Number(double v) { return absl::StrFormat("%g", v); }
+std::string Number(double v) {
+  return std::abs(v) >= 1 && v == std::floor(v) ? absl::StrFormat("%.0f", v) : absl::StrFormat("%g", v);
+}
 
 struct Scale {
   double lo, hi;
