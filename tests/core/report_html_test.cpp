@@ -8,6 +8,7 @@
 #include "record_factory.h"
 #include "recording_set.h"
 #include "recording_writer.h"
+#include "report_of.h"
 #include "report_builder.h"
 #include "report_html.h"
 #include "report_json.h"
@@ -18,12 +19,11 @@ using namespace ntprof::testing;
 
 namespace {
 
-// Storage and network alternate so the percentiles differ from the means.
+// The tutorial's timings with storage spread over 7 values, so the percentiles differ more.
 CommandTiming Varied(int i) {
-  const uint64_t storage = i % 2 == 0 ? 50'000 : 70'000;
-  const uint64_t network = (i / 2) % 2 == 0 ? 5'000 : 15'000;
-  return {300, 800, 470, 200, network, 200, 300, storage + static_cast<uint64_t>(i % 7) * 1000,
-          210, 300};
+  CommandTiming t = Tutorial(i);
+  t.storage += static_cast<uint64_t>(i % 7) * 1000;
+  return t;
 }
 
 Report ChartReport(const TempDir& dir, uint64_t extra_storage = 0) {
@@ -35,11 +35,7 @@ Report ChartReport(const TempDir& dir, uint64_t extra_storage = 0) {
            });
   ReportOptions options;
   options.extras = ReportExtras{.slowest = 5, .charts = true};
-  auto set = RecordingSet::Open({dir.File("host.ntp"), dir.File("target.ntp")}, options);
-  REQUIRE(set.ok());
-  auto report = set->BuildReport();
-  REQUIRE(report.ok());
-  return *report;
+  return ReportOf({dir.File("host.ntp"), dir.File("target.ntp")}, options);
 }
 
 std::string Us(const nlohmann::json& v) { return absl::StrFormat("%.2f", v.get<double>()); }
@@ -135,11 +131,8 @@ TEST_CASE("timeline_shows_a_transient_in_the_interval_it_happened", "[html]") {
            });
   ReportOptions options;
   options.extras.charts = true;
-  auto set = RecordingSet::Open({dir.File("host.ntp"), dir.File("target.ntp")}, options);
-  REQUIRE(set.ok());
-  auto report = set->BuildReport();
-  REQUIRE(report.ok());
-  const GroupReport& g = report->groups.at(0);
+  const Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")}, options);
+  const GroupReport& g = report.groups.at(0);
   REQUIRE(!g.timeline.empty());
   CHECK(g.timeline.size() <= StageTimeline::kMaxBins);
   const auto storage = static_cast<size_t>(Stage::kStorage);

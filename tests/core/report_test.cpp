@@ -5,34 +5,13 @@
 #include "recording_set.h"
 #include "report_builder.h"
 #include "recording_writer.h"
+#include "report_of.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "temp_dir.h"
 
 using namespace ntprof;
 using namespace ntprof::testing;
-
-namespace {
-
-// The tutorial's Linux NVMe/RDMA figures: host block 0.50, host driver 1.27, network 10.00,
-// target driver 1.01, storage 60.00 us; end to end 72.78 us. Storage and network alternate around
-// their means so the percentiles have something to show:
-//   e2e = 2.78 + {50, 70} + {5, 15} us -> 57.78, 67.78, 77.78, 87.78 us, a quarter each.
-CommandTiming Tutorial(int i) {
-  const uint64_t storage = i % 2 == 0 ? 50'000 : 70'000;
-  const uint64_t network = (i / 2) % 2 == 0 ? 5'000 : 15'000;
-  return {300, 800, 470, 200, network, 200, 300, storage, 210, 300};
-}
-
-Report ReportOf(const std::vector<std::string>& paths) {
-  auto set = RecordingSet::Open(paths);
-  REQUIRE(set.ok());
-  auto report = set->BuildReport();
-  REQUIRE(report.ok());
-  return *report;
-}
-
-}  // namespace
 
 TEST_CASE("golden_report_of_the_tutorial_rdma_figures", "[report]") {
   TempDir dir;

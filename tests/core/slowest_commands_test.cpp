@@ -2,11 +2,11 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <numeric>
 
 #include "absl/strings/str_format.h"
 #include "recording_set.h"
 #include "recording_writer.h"
+#include "report_of.h"
 #include "report_json.h"
 #include "report_text.h"
 #include "slowest_commands.h"
@@ -59,11 +59,7 @@ Report SlowestReport(const TempDir& dir, size_t n) {
   WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), spec, Known);
   ReportOptions options;
   options.extras.slowest = n;
-  auto set = RecordingSet::Open({dir.File("host.ntp"), dir.File("target.ntp")}, options);
-  REQUIRE(set.ok());
-  auto report = set->BuildReport();
-  REQUIRE(report.ok());
-  return *report;
+  return ReportOf({dir.File("host.ntp"), dir.File("target.ntp")}, options);
 }
 
 // Command i's H0 on the host clock is host_mono_start + 1000 + i * gap (recording_writer.h): on
@@ -153,13 +149,10 @@ TEST_CASE("slowest_json_holds_the_exact_stage_values", "[slowest]") {
 TEST_CASE("report_without_slowest_has_no_slowest_list", "[slowest]") {
   TempDir dir;
   WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), RunSpec{.commands = 10}, Known);
-  auto set = RecordingSet::Open({dir.File("host.ntp"), dir.File("target.ntp")});
-  REQUIRE(set.ok());
-  auto report = set->BuildReport();
-  REQUIRE(report.ok());
-  CHECK(report->slowest.empty());
-  CHECK_FALSE(ToJson(*report).contains("slowest"));
-  CHECK_THAT(RenderText(*report), !Catch::Contains("slowest"));
+  const Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
+  CHECK(report.slowest.empty());
+  CHECK_FALSE(ToJson(report).contains("slowest"));
+  CHECK_THAT(RenderText(report), !Catch::Contains("slowest"));
 }
 
 TEST_CASE("slowest_commands_keeps_n_and_the_first_of_equals", "[slowest]") {
@@ -189,15 +182,12 @@ TEST_CASE("slowest_of_a_target_recorded_alone_ranks_by_time_in_target", "[slowes
   WriteRun("", dir.File("target.ntp"), RunSpec{.commands = kCommands}, Known);
   ReportOptions options;
   options.extras.slowest = 2;
-  auto set = RecordingSet::Open({dir.File("target.ntp")}, options);
-  REQUIRE(set.ok());
-  auto report = set->BuildReport();
-  REQUIRE(report.ok());
-  REQUIRE(report->slowest.size() == 2);
+  const Report report = ReportOf({dir.File("target.ntp")}, options);
+  REQUIRE(report.slowest.size() == 2);
   const Expected first = SlowestByHand(1)[0];
-  CHECK(report->slowest[0].latency_ns ==
+  CHECK(report.slowest[0].latency_ns ==
         static_cast<int64_t>(first.target_driver + first.storage));
-  CHECK(report->slowest[0].host_agent.empty());
-  CHECK(report->slowest[0].target_agent == "target");
-  CHECK(ToJson(*report)["slowest_by"] == "target_total");
+  CHECK(report.slowest[0].host_agent.empty());
+  CHECK(report.slowest[0].target_agent == "target");
+  CHECK(ToJson(report)["slowest_by"] == "target_total");
 }
