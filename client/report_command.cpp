@@ -116,7 +116,7 @@ Examples:
 
 Exit status: 0 on success, 2 when a recording is unreadable, corrupt or does not belong with the
 others (the message names the file and the problem; nothing else is printed) or the session is
-unknown, 1 when the collector cannot be reached.)HELP");
+unknown, 1 when the collector cannot be reached or the --html FILE cannot be written.)HELP");
   cmd->add_option("recordings", args->inputs, "Recordings (.ntp files or directories) or a session")
       ->required();
   cmd->add_flag("--detail", args->detail,

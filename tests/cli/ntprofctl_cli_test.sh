@@ -28,6 +28,18 @@ check "report prints the largest line" grep -q "largest: storage (60.00 us), 82 
 run report "$dir/base" -o json
 check "json report parses" python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["groups"][0]["largest"]=="storage"' <<<"$out"
 
+run report "$dir/base" --slowest 2
+check "--slowest 2: a heading and two command lines" \
+  [ "$(grep -A3 "^slowest 2 of 100 sampled commands" <<<"$out" | grep -c "  read 4KiB nvme0n1$")" = 2 ]
+run report "$dir/base" --slowest 0
+check "--slowest 0 is refused" [ "$rc" = 2 ]
+run report "$dir/base" --html "$dir/report.html"
+check "--html writes the page and prints nothing" \
+  eval '[ "$rc" = 0 ] && [ -z "$out" ] && grep -q "^<!DOCTYPE html>" "$dir/report.html"'
+run report "$dir/base" --html "$dir/no-such-dir/report.html"
+check "--html to an unwritable path: exit 1, one line naming it" \
+  eval '[ "$rc" = 1 ] && [ -z "$out" ] && [ "$(wc -l <<<"$err")" = 1 ] && [[ "$err" == *"no-such-dir/report.html"* ]]'
+
 run compare "$dir/base" "$dir/slow"
 check "compare names storage" grep -q "grew most: storage, +40.00 us" <<<"$out"
 
