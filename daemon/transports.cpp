@@ -191,7 +191,7 @@ const std::vector<TransportRow>& Transports() {
        .spdk = true,
        .watch = WatchRdma},
       {.transport = v1::TRANSPORT_LOCAL,
-       .display_name = "local block device",
+       .display_name = "a local block device",
        .host = {NTPROF_BPF_OBJECT(local_block), LocalHooks},
        .target = {},  // host only
        .local_device = true,

@@ -30,7 +30,7 @@ TEST_CASE("every_row_name_parses_back_to_its_transport") {
   CHECK(TransportNames() == std::vector<std::string>{"tcp", "rdma", "local"});
   CHECK(TransportChoices() == "tcp|rdma|local");
   CHECK(TransportHelp() ==
-        "tcp (NVMe/TCP), rdma (NVMe/RDMA), or local (local block device, host role only)");
+        "tcp (NVMe/TCP), rdma (NVMe/RDMA), or local (a local block device, host role only)");
 }
 
 TEST_CASE("transport_names_come_from_the_v1_enum") {
