@@ -137,24 +137,11 @@ sys.exit(0 if plan["ready"] and "'$want'" in sends and not ({"sock_sendmsg", "ke
   done
 }
 
-# A run whose checks are printed but do not count: the known-open attribution bounds on 6.12 (see
-# the kernel table in README.md). Its numbers are in the CI log; it never passes or fails.
-measure() {  # NAME COMMAND...
-  local name="[$kernel] $1"; shift
-  [[ -z $only || $name =~ $only ]] || return 0
-  echo "--- measurement (open on this kernel, not counted): $name"
-  "$tb" link-check >/dev/null || reboot_testbed
-  in_time "$@"
-  echo "--- $name: measured (checks exit $?)"
-  "$tb" link-check >/dev/null || guest_crash_report
-}
-
 # The full set on Debian 12's 6.1; on 6.12 (Linux >= 6.5, where NVMe/TCP sends with sock_sendmsg)
-# the hook choice and the four I/O classes on both transports gate, QD8 over TCP too, and the drive
-# and link delays are measured. Recordings land in <share>/out/NAME-KERNEL.
+# the hook choice, the four I/O classes on both transports with a drive and a link delay, and QD8
+# over TCP. Recordings land in <share>/out/NAME-KERNEL.
 run_kernel_scenarios() {
-  local t delays=scenario
-  [ "$kernel" = 6.1 ] || delays=measure
+  local t
   scenario "probe: every role and transport attaches, NVMe/TCP on this kernel's send path" probe_run
   if [ "$kernel" = 6.1 ]; then
     # The baseline and the delay runs sample every command (-s 1): then each command carries the
@@ -166,11 +153,11 @@ run_kernel_scenarios() {
     scenario "$t: four I/O classes, 100 % matched, stages > 0 and summing to end to end" classes_run $t
   done
   for t in tcp rdma; do
-    $delays "$t: drive delay +${drive_delay_us} us (over ${delay_base_us}) lands in storage, every class" \
+    scenario "$t: drive delay +${drive_delay_us} us (over ${delay_base_us}) lands in storage, every class" \
       delay_run drive $t storage "$drive_delay_us"
   done
   for t in tcp rdma; do
-    $delays "$t: link delay +${link_delay_us} us (over ${delay_base_us}) lands in network, every class (twice for R2T / RDMA READ writes)" \
+    scenario "$t: link delay +${link_delay_us} us (over ${delay_base_us}) lands in network, every class (twice for R2T / RDMA READ writes)" \
       delay_run link $t network "$link_delay_us"
   done
   set_delay_us drive 0; set_delay_us link 0  # also after a run stopped by its time limit
