@@ -10,6 +10,8 @@
 namespace ntprof::collector {
 namespace {
 
+bool InPathOrder(const StoredFile& a, const StoredFile& b) { return a.path < b.path; }
+
 std::string RoleName(v1::Role role) { return role == v1::ROLE_HOST ? "host" : "target"; }
 
 std::string FileName(const AgentKey& agent, v1::Role role, int segment) {
@@ -89,8 +91,7 @@ absl::Status SessionFiles::Recover(std::map<AgentKey, std::set<uint64_t>>* held)
   }
   if (ec)
     return absl::UnavailableError(absl::StrCat(dir_.string(), ": cannot list: ", ec.message()));
-  std::sort(files_.begin(), files_.end(),
-            [](const StoredFile& a, const StoredFile& b) { return a.path < b.path; });
+  std::sort(files_.begin(), files_.end(), InPathOrder);
   return absl::OkStatus();
 }
 
@@ -104,7 +105,9 @@ absl::Status SessionFiles::StartSegment(const AgentKey& agent) {
   auto writer = NtpWriter::Create(file.path, header);
   if (!writer.ok()) return writer.status();
   writers_[agent] = std::move(*writer);
-  files_.push_back(file);
+  // In path order, as Recover leaves them: an export lists the same files in the same order
+  // whichever agent's first batch came first, and before or after a collector restart.
+  files_.insert(std::upper_bound(files_.begin(), files_.end(), file, InPathOrder), file);
   return absl::OkStatus();
 }
 
