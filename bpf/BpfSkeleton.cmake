@@ -15,6 +15,10 @@ find_program(BPFTOOL NAMES bpftool PATHS /usr/sbin REQUIRED)
 set(NTPROF_BTF "/sys/kernel/btf/vmlinux" CACHE FILEPATH "BTF file vmlinux.h is generated from")
 set(NTPROF_BPF_GEN_DIR "${CMAKE_BINARY_DIR}/bpf")
 set(NTPROF_VMLINUX_H "${NTPROF_BPF_GEN_DIR}/vmlinux/vmlinux.h")
+# enum ntprof_transport (included by ntprof_record.h), made from record.proto when CMake runs
+set(NTPROF_BPF_GENERATED_INCLUDE "${NTPROF_BPF_GEN_DIR}/generated")
+include(${PROJECT_SOURCE_DIR}/cmake/TransportValues.cmake)
+ntprof_transport_values(${NTPROF_BPF_GENERATED_INCLUDE}/ntprof_transport_values.h)
 # <bpf/usdt.bpf.h> includes <linux/errno.h> -> <asm/errno.h>, which Debian keeps under the
 # multiarch directory that clang -target bpf does not search by itself.
 set(NTPROF_BPF_SYSTEM_INCLUDES "")
@@ -41,6 +45,7 @@ function(ntprof_bpf_skeleton NAME SOURCE)
     OUTPUT ${obj}
     COMMAND ${BPF_CLANG} -g -O2 -target bpf -D__TARGET_ARCH_x86 -mcpu=v3
             -I${NTPROF_BPF_GEN_DIR}/vmlinux -I${srcdir} -I${CMAKE_SOURCE_DIR}/bpf
+            -I${NTPROF_BPF_GENERATED_INCLUDE}
             ${NTPROF_BPF_SYSTEM_INCLUDES}
             -MD -MF ${obj}.d -c ${src} -o ${obj}
     DEPENDS ${src}
@@ -59,6 +64,6 @@ function(ntprof_bpf_skeleton NAME SOURCE)
   add_library(ntprof_bpf_${NAME} INTERFACE)
   add_dependencies(ntprof_bpf_${NAME} ntprof_bpf_${NAME}_gen)
   target_include_directories(ntprof_bpf_${NAME} INTERFACE ${NTPROF_BPF_GEN_DIR} ${srcdir}
-                             ${CMAKE_SOURCE_DIR}/bpf)
+                             ${CMAKE_SOURCE_DIR}/bpf ${NTPROF_BPF_GENERATED_INCLUDE})
   target_link_libraries(ntprof_bpf_${NAME} INTERFACE PkgConfig::LIBBPF)
 endfunction()

@@ -23,12 +23,9 @@ enum ntprof_role {
 	NTPROF_ROLE_TARGET = 2,
 };
 
-enum ntprof_transport {
-	NTPROF_TRANSPORT_UNKNOWN = 0,
-	NTPROF_TRANSPORT_TCP = 1,
-	NTPROF_TRANSPORT_RDMA = 2,
-	NTPROF_TRANSPORT_LOCAL = 3, /* a block device with no fabric (loop, local NVMe) */
-};
+/* enum ntprof_transport: NTPROF_TRANSPORT_<X> for each TRANSPORT_<X> of record.proto's enum
+ * Transport, generated from it by the build (cmake/TransportValues.cmake). */
+#include "ntprof_transport_values.h"
 
 /* Which software stack produced the record: names the drivers in reports. */
 enum ntprof_stack {

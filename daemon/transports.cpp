@@ -16,7 +16,8 @@
 namespace ntprof::agent {
 
 // The BPF programs write the transport into each record and the agent copies it into the v1 record
-// as it is: the two enums must not drift.
+// as it is. The BPF enum is generated from the proto's (cmake/TransportValues.cmake); these check
+// the generator, a new transport needs no line here.
 static_assert(int{NTPROF_TRANSPORT_UNKNOWN} == v1::TRANSPORT_UNKNOWN);
 static_assert(int{NTPROF_TRANSPORT_TCP} == v1::TRANSPORT_TCP);
 static_assert(int{NTPROF_TRANSPORT_RDMA} == v1::TRANSPORT_RDMA);
