@@ -17,6 +17,9 @@ packages=(
   # Prometheus: promtool checks the collector's /metrics exposition and the shipped rules, the
   # server scrapes a running collector (tests/collector/prometheus_scrape_test.sh)
   prometheus
+  # fleet store: the collector writes joined commands to ClickHouse over HTTP (libcurl); the tests
+  # start Debian's clickhouse-server themselves (tests/fleet/)
+  libcurl4-openssl-dev clickhouse-server clickhouse-client
   # test bed: image build and VMs
   debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
   # tools the tests drive on this machine (chromium renders the HTML report headless)
