@@ -167,11 +167,8 @@ run_kernel_scenarios() {
     scenario "4KiB randread QD8 over RDMA" run_and_check qd8-rdma$k -s 10 --transport rdma -- --rw=randread --bs=4k --iodepth=8
     scenario "faults: fio killed, agent SIGKILLed, controller disconnected, wrong role" \
       "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
-    # The agent comes from its Debian package, as an administrator installs it.
-    cmake --build "$build" --target package-deb >/dev/null
     scenario "control plane: ntprofd from its .deb as a systemd unit, collector over TLS, sessions, watch, kills" \
-      "$repo/tests/testbed/control_plane_scenarios.sh" "$build/client/ntprofctl" \
-      "$build/collector/ntprof-collector" "$(ls -t "$build"/packages/ntprofd_*.deb | head -1)"
+      control_plane_from_deb
   fi
   if [ "${NTPROF_BENCH:-0}" = 1 ]; then
     echo "--- benchmark: agent overhead on kernel $kernel"
@@ -179,8 +176,22 @@ run_kernel_scenarios() {
   fi
 }
 
+# The agent comes from its Debian package, as an administrator installs it: a package that does
+# not build fails this scenario with cmake's words, never runs an older .deb.
+control_plane_from_deb() {
+  local packaged=$(mktemp)
+  if ! cmake --build "$build" --target package-deb >"$packaged" 2>&1; then
+    tail -20 "$packaged"; rm -f "$packaged"
+    echo "control plane: the package-deb target failed (above); no .deb to install"
+    return 1
+  fi
+  rm -f "$packaged"
+  "$repo/tests/testbed/control_plane_scenarios.sh" "$build/client/ntprofctl" \
+    "$build/collector/ntprof-collector" "$(ls -t "$build"/packages/ntprofd_*.deb | head -1)"
+}
+
 # the scenarios run in child shells (in_time): they need these
-export -f run_and_check record_classes classes_run set_delay_us delay_run side_by_side probe_run
+export -f control_plane_from_deb run_and_check record_classes classes_run set_delay_us delay_run side_by_side probe_run
 export record check tb build repo runtime class_runtime classes delay_base_us
 
 trap '"$tb" down >/dev/null 2>&1' EXIT
