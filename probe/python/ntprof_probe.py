@@ -82,6 +82,21 @@ class Probe:
         self.req_size = lib.ntprof_lib_req_size()
         lib.ntprof_lib_init(1_000_000_000)  # stamps are time.monotonic_ns()
 
+    def sample_rate(self):
+        """N of "one command in N" the agent set; 0 while no agent is attached (or it stopped)."""
+        control = ctypes.c_uint32.from_address(
+            ctypes.addressof(ctypes.c_uint8.in_dll(self.lib, "ntprof_probe_control")) + 8)
+        return control.value
+
+    def wait_for_agent(self, seconds):
+        """Waits up to `seconds` for an agent to switch sampling on; returns whether it did."""
+        deadline = time.monotonic() + seconds
+        while self.sample_rate() == 0:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.05)
+        return True
+
     def request(self):
         return Request(self)
 

@@ -22,6 +22,8 @@ DONE_AFTER_US = 1200
 def main():
     count = int(sys.argv[1])
     probe = np.Probe()
+    if not probe.wait_for_agent(30):
+        sys.exit("known_commands.py: no agent attached to the probe library in 30 s")
     req = probe.request()
     sampled = 0
     for i in range(count):
