@@ -93,7 +93,8 @@ log "kernel $KVER"
 # ---- 3. guest package list ------------------------------------------------------------
 # tools of the bed itself
 PKGS="kmod iproute2 iputils-ping procps nvme-cli fio rdma-core ibverbs-utils ibverbs-providers rdmacm-utils
-      busybox-static dropbear-bin systemd systemd-sysv bpftrace bpftool strace less util-linux"
+      busybox-static dropbear-bin systemd systemd-sysv bpftrace bpftool strace less util-linux
+      python3"   # python3: the user-space initiator test (tests/userspace/)
 # run-time libraries of ntprofd / ntprofctl / ntprof-collector (built on this Debian 12 machine)
 PKGS="$PKGS libbpf1 libelf1 zlib1g libgrpc++1.51 libgrpc29 libprotobuf32 libspdlog1.10 libfmt9
       libabsl20220623 libstdc++6 libcap2 libssl3 libc-ares2 libre2-9"

@@ -169,6 +169,9 @@ run_kernel_scenarios() {
       "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
     scenario "control plane: ntprofd from its .deb as a systemd unit, collector over TLS, sessions, watch, kills" \
       control_plane_from_deb
+    scenario "a user-space NVMe/TCP initiator (Python, plain sockets): host through libntprof_probe.so, target by the kernel agent, and the target agent alone" \
+      "$repo/tests/testbed/userspace_initiator_scenarios.sh" "$build/client/ntprofctl" \
+      "$build/probe/libntprof_probe.so.1"
   fi
   if [ "${NTPROF_BENCH:-0}" = 1 ]; then
     echo "--- benchmark: agent overhead on kernel $kernel"
