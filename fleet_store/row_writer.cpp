@@ -59,6 +59,13 @@ uint64_t RowWriter::last_ticket() const {
   return next_ticket_ - 1;
 }
 
+void RowWriter::WaitForRoom() {
+  std::unique_lock lock(mu_);
+  const size_t high = std::max<size_t>(1, options_.max_queued_rows * 3 / 4);
+  if (queue_.size() >= options_.batch_rows) wake_.notify_one();
+  delivered_cv_.wait(lock, [&] { return queue_.size() < high || stats_.failing || stopping_; });
+}
+
 WriterStats RowWriter::stats() const {
   std::lock_guard lock(mu_);
   WriterStats s = stats_;
@@ -127,6 +134,7 @@ void RowWriter::Run() {
                    std::string(st.message()));
     }
     stats_.failing = true;
+    delivered_cv_.notify_all();  // WaitForRoom stops waiting
     if (st.code() == absl::StatusCode::kInvalidArgument) {
       // ClickHouse refused the rows themselves (a table of other columns): retrying cannot help.
       spdlog::error("ClickHouse refused a batch of {} rows, dropping it: {}", batch_size,

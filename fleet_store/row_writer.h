@@ -51,6 +51,9 @@ class RowWriter {
   // Every row with a ticket <= delivered() was accepted by ClickHouse or dropped (counted).
   uint64_t delivered() const { return delivered_.load(); }
   uint64_t last_ticket() const;
+  // Waits while the queue is more than three quarters full and ClickHouse takes rows, so a reload
+  // does not push out what it queued itself; returns at once while ClickHouse fails.
+  void WaitForRoom();
   WriterStats stats() const;
   // Waits until everything queued so far was delivered, or the timeout. True when delivered.
   bool Drain(std::chrono::milliseconds timeout);

@@ -24,6 +24,31 @@ void PrepareUnixSocket(const std::string& address) {
 
 }  // namespace
 
+absl::Status CollectorServer::StartFleet() {
+  const std::string& url = options_.clickhouse_url;
+  if (!absl::StartsWith(url, "http://") && !absl::StartsWith(url, "https://")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--clickhouse ", url, ": expected http://HOST:8123 or https://HOST:8443"));
+  }
+  auto table = clickhouse::ParseTableName(options_.clickhouse_table);
+  if (!table.ok()) return table.status();
+  clickhouse::WriterOptions writer;
+  writer.table = *table;
+  writer.max_queued_rows = options_.clickhouse_queue_rows;
+  writer.batch_rows = options_.clickhouse_batch_rows;
+  fleet_ = std::make_unique<clickhouse::RowWriter>(
+      clickhouse::ServerOptions{.url = url, .ca_file = options_.clickhouse_ca}, writer);
+  if (auto st = fleet_->Start(); !st.ok()) {
+    // Not fatal: the sessions' files hold every record, the writer keeps trying, and what does
+    // not fit its queue meanwhile is reloaded from the files by a later start.
+    spdlog::warn("{}; rows wait in memory (up to {}) and are retried", std::string(st.message()),
+                 options_.clickhouse_queue_rows);
+  } else {
+    spdlog::info("command rows go to {} at {}", table->Qualified(), url);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CollectorServer::Start() {
   auto tls = common::LoadTls(options_.tls);
   if (!tls.ok()) return tls.status();
@@ -31,6 +56,10 @@ absl::Status CollectorServer::Start() {
   RegistryOptions registry_options;
   registry_options.data_dir = options_.data_dir;
   registry_options.join.window_ns = static_cast<int64_t>(options_.join_window_s * 1e9);
+  if (!options_.clickhouse_url.empty()) {
+    if (auto st = StartFleet(); !st.ok()) return st;
+    registry_options.fleet = fleet_.get();
+  }
   auto registry = SessionRegistry::Open(registry_options, &metrics_counters_);
   if (!registry.ok()) return registry.status();
   registry_ = std::move(*registry);
@@ -98,6 +127,10 @@ void CollectorServer::Shutdown() {
   // Streams that never end (watch, agents) are cancelled after the deadline.
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   metrics_.Stop();
+  // Rows still queued get a few seconds; whatever stays behind is reloaded by the next start.
+  if (fleet_ && !fleet_->Drain(std::chrono::seconds(5))) {
+    spdlog::warn("ClickHouse did not take every row before shutdown; the next start reloads them");
+  }
 }
 
 }  // namespace ntprof::collector

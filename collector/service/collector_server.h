@@ -17,6 +17,7 @@
 #include "collector_service.h"
 #include "listen_security.h"
 #include "metrics_http_server.h"
+#include "row_writer.h"
 #include "session_registry.h"
 
 namespace ntprof::collector {
@@ -29,6 +30,12 @@ struct ServerOptions {
   double join_window_s = 10;
   size_t max_message_bytes = 16u << 20;
   double tick_s = 0.25;  // how often watch intervals are closed: a line comes <= 0.25 s late
+  // The fleet store (docs/fleet.md): "" = none.
+  std::string clickhouse_url;
+  std::string clickhouse_ca;
+  std::string clickhouse_table = "ntprof.commands";
+  size_t clickhouse_queue_rows = 1'000'000;
+  size_t clickhouse_batch_rows = 10'000;
 };
 
 class CollectorServer {
@@ -46,8 +53,11 @@ class CollectorServer {
   CollectorMetrics* metrics() { return &metrics_counters_; }
 
  private:
+  absl::Status StartFleet();
+
   ServerOptions options_;
   CollectorMetrics metrics_counters_;
+  std::unique_ptr<clickhouse::RowWriter> fleet_;  // outlives the registry that feeds it
   std::unique_ptr<SessionRegistry> registry_;
   std::unique_ptr<CollectorService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "collector_server.h"
+#include "schema.h"
 #include "spdlog/spdlog.h"
 #include "stop_signals.h"
 
@@ -26,8 +27,18 @@ Plaintext is accepted only on unix sockets and localhost; any other address need
 --tls-key (add --tls-ca and --require-client-cert to refuse agents whose certificate that CA did not
 sign), or an explicit --insecure.
 
+With --clickhouse URL every sampled command (joined, or a half left unmatched) also becomes one
+row of a ClickHouse table (ClickHouse's HTTP interface; docs/fleet.md), for `ntprofctl report
+--clickhouse` over sessions, time ranges and collectors. Rows leave in batches; while ClickHouse is
+away they wait (up to --clickhouse-queue rows, then the oldest are dropped and counted in
+/metrics) and are retried. Agents are acked once a batch is in its session's files, and a
+collector that starts reloads into ClickHouse every session whose rows may not all be there;
+ClickHouse keeps one row per command, so a reload adds nothing twice.
+
 Examples:
   ntprof-collector --data-dir /tmp/ntprof
+  ntprof-collector --clickhouse http://localhost:8123            # rows into ntprof.commands
+  ntprof-collector --clickhouse-table ntprof.commands --print-schema | clickhouse-client -n
   ntprof-collector --listen unix:///run/ntprof/collector.sock --listen 0.0.0.0:7420 \
       --tls-cert collector.pem --tls-key collector.key --tls-ca ca.pem --require-client-cert)HELP");
   app.set_version_flag("--version", std::string("ntprof-collector ") + NTPROF_VERSION);
@@ -48,6 +59,22 @@ Examples:
                  "Seconds a half waits live for its other half")
       ->default_str("10")
       ->check(CLI::PositiveNumber);
+  app.add_option("--clickhouse", options.clickhouse_url,
+                 "ClickHouse HTTP(S) URL to write every command to (http://HOST:8123)");
+  app.add_option("--clickhouse-ca", options.clickhouse_ca, "PEM CA of an https ClickHouse");
+  app.add_option("--clickhouse-table", options.clickhouse_table,
+                 "DATABASE.TABLE of the rows (created if missing)")
+      ->default_str(options.clickhouse_table);
+  app.add_option("--clickhouse-queue", options.clickhouse_queue_rows,
+                 "Rows held in memory while ClickHouse is away; beyond, the oldest are dropped")
+      ->default_str("1000000")
+      ->check(CLI::Range(size_t{1}, size_t{100'000'000}));
+  app.add_option("--clickhouse-batch", options.clickhouse_batch_rows, "Rows per INSERT (at most)")
+      ->default_str("10000")
+      ->check(CLI::Range(size_t{1}, size_t{1'000'000}));
+  bool print_schema = false;
+  app.add_flag("--print-schema", print_schema,
+               "Print the CREATE statements of --clickhouse-table and exit");
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->default_str("info");
   try {
     app.parse(argc, argv);
@@ -58,6 +85,17 @@ Examples:
     return 2;
   }
   spdlog::set_level(spdlog::level::from_str(log_level));
+  if (print_schema) {
+    auto table = ntprof::clickhouse::ParseTableName(options.clickhouse_table);
+    if (!table.ok()) {
+      std::cerr << "ntprof-collector: " << table.status().message() << "\n";
+      return 2;
+    }
+    for (const std::string& sql : ntprof::clickhouse::CreateStatements(*table)) {
+      std::cout << sql << ";\n";
+    }
+    return 0;
+  }
 
   const sigset_t signals = ntprof::cli::BlockStopSignals();
 

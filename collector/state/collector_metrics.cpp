@@ -37,6 +37,11 @@ constexpr std::array<MetricInfo, static_cast<size_t>(Counter::kCount)> kCounterI
     {"ntprof_collector_join_host_only_total", "Live join: host halves left unmatched"},
     {"ntprof_collector_join_target_only_total", "Live join: target halves left unmatched"},
     {"ntprof_collector_store_errors_total", "Batches that could not be written to disk"},
+    {"ntprof_collector_clickhouse_rows_total", "Command rows ClickHouse accepted"},
+    {"ntprof_collector_clickhouse_rows_dropped_total",
+     "Command rows given up because the ClickHouse queue was full (a restart reloads them)"},
+    {"ntprof_collector_clickhouse_insert_failures_total",
+     "Inserts ClickHouse did not accept (retried)"},
 }};
 
 constexpr std::array<MetricInfo, static_cast<size_t>(Gauge::kCount)> kGaugeInfo = {{
@@ -44,6 +49,7 @@ constexpr std::array<MetricInfo, static_cast<size_t>(Gauge::kCount)> kGaugeInfo 
     {"ntprof_collector_agents_connected", "Agents with an open record stream"},
     {"ntprof_collector_join_pending", "Record halves the live join holds for their other half"},
     {"ntprof_collector_watch_clients", "Clients currently watching"},
+    {"ntprof_collector_clickhouse_queued_rows", "Command rows waiting for ClickHouse"},
 }};
 
 void AppendFamilyHeader(std::string* out, const MetricInfo& info, const char* type) {

@@ -28,6 +28,9 @@ enum class Counter {
   kJoinHostOnly,
   kJoinTargetOnly,
   kStoreErrors,  // a batch could not be written to its session's file
+  kFleetRowsInserted,     // rows ClickHouse accepted (--clickhouse; replays included)
+  kFleetRowsDropped,      // rows given up: the writer's queue was full (or ClickHouse refused them)
+  kFleetInsertFailures,   // insert attempts ClickHouse did not accept (each retried)
   kCount,
 };
 
@@ -37,6 +40,7 @@ enum class Gauge {
   kAgentsConnected,
   kJoinPending,  // halves waiting for their other half
   kWatchClients,
+  kFleetQueued,  // rows waiting for ClickHouse
   kCount,
 };
 

@@ -57,6 +57,17 @@ SessionFiles::Totals SessionFiles::TotalsOf(const std::string& hostname) const {
   return it == totals_.end() ? Totals{} : it->second;
 }
 
+int64_t SessionFiles::WallMinusMono(const std::string& hostname) const {
+  int64_t clock = 0;
+  for (const auto& [agent, header] : headers_) {  // epochs in order: the latest wins
+    if (agent.hostname == hostname) {
+      clock = static_cast<int64_t>(header.start_wall_ns()) -
+              static_cast<int64_t>(header.start_mono_ns());
+    }
+  }
+  return clock;
+}
+
 std::string ExportName(const StoredFile& file) {
   const std::string base = absl::StrCat(file.agent.hostname, "-", RoleName(file.role));
   return file.segment == 0 ? base + ".ntp" : absl::StrCat(base, "-", file.segment, ".ntp");

@@ -49,6 +49,8 @@ class SessionFiles {
   };
   Totals TotalsOf(const std::string& hostname) const;
   std::vector<StoredFile> Files() const;
+  // An agent's wall clock minus its monotonic clock, from its latest file header (0: no file yet).
+  int64_t WallMinusMono(const std::string& hostname) const;
   const std::filesystem::path& dir() const { return dir_; }
 
  private:

@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "command_row.h"
+#include "fleet_feed.h"
 #include "loss_counters.h"
 #include "record_check.h"
 #include "spdlog/spdlog.h"
@@ -63,6 +65,12 @@ struct SessionRegistry::Session {
   std::unique_ptr<LiveJoin> join;
   std::map<AgentKey, v1::LossCounters> losses;  // latest cumulative, per agent stream
   std::vector<std::string> notes;
+  // The fleet store: outcomes of a reload reach ClickHouse only (not metrics or watch); the marker
+  // file stays until the rows up to fleet_last_ticket were accepted and nothing was dropped.
+  bool fleet_reloading = false;
+  bool fleet_pending = false;
+  uint64_t fleet_last_ticket = 0;
+  uint64_t fleet_drops_at_start = 0;
 
   bool running() const { return info.state() == v1::SESSION_RUNNING; }
   v1::SessionAgent* AgentEntry(const std::string& hostname, v1::Role role) {
@@ -112,9 +120,17 @@ std::unique_ptr<SessionRegistry::Session> SessionRegistry::NewSession(v1::Sessio
   const bool join_sides = hosts && targets;
   const std::string name = session->info.name();
   const uint32_t rate = session->info.sample_rate();
+  Session* self = session.get();
   session->join = std::make_unique<LiveJoin>(
       join_sides, options_.join,
-      [this, name, rate, join_sides](const v1::Record* host, const v1::Record* target) {
+      [this, self, name, rate, join_sides](const v1::Record* host, const v1::Record* target) {
+        if (options_.fleet) {
+          const clickhouse::CommandContext context{
+              name, rate, host ? self->files->WallMinusMono(host->agent()) : 0,
+              target ? self->files->WallMinusMono(target->agent()) : 0};
+          self->fleet_last_ticket = options_.fleet->Add(clickhouse::EncodeRow(context, host, target));
+        }
+        if (self->fleet_reloading) return;
         if (join_sides) {
           metrics_->Add(host && target ? Counter::kJoinMatched
                         : host         ? Counter::kJoinHostOnly
@@ -140,6 +156,9 @@ absl::Status SessionRegistry::Load() {
     }
     auto session = NewSession(std::move(info));
     if (auto st = session->files->Recover(&held); !st.ok()) return st;
+    if (options_.fleet && (session->running() || FleetPending(dir.path()))) {
+      ReloadIntoFleet(session.get());
+    }
     sessions_[session->info.name()] = std::move(session);
   }
   for (const auto& [agent, seqs] : held) {
@@ -468,6 +487,11 @@ absl::StatusOr<v1::SessionInfo> SessionRegistry::StartSession(const v1::StartSes
   }
   auto session = NewSession(info);
   if (auto st = Persist(*session); !st.ok()) return st;
+  if (options_.fleet) {
+    if (auto st = MarkFleetPending(session->files->dir()); !st.ok()) return st;
+    session->fleet_pending = true;
+    session->fleet_drops_at_start = options_.fleet->stats().rows_dropped;
+  }
   for (const auto& a : info.agents()) {
     for (const auto& [channel, agent] : agents_) {
       if (agent.hello.hostname() != a.hostname()) continue;
@@ -630,11 +654,68 @@ void SessionRegistry::Tick() {
     pending += session->join->pending();
     ++running;
   }
+  if (options_.fleet) TickFleet(now);
   metrics_->Add(Counter::kWatchUpdatesDropped, watch_.Tick(now));
   metrics_->SetGauge(Gauge::kSessionsRunning, static_cast<double>(running));
   metrics_->SetGauge(Gauge::kAgentsConnected, static_cast<double>(agents_.size()));
   metrics_->SetGauge(Gauge::kJoinPending, static_cast<double>(pending));
   metrics_->SetGauge(Gauge::kWatchClients, static_cast<double>(watch_.clients()));
+}
+
+// ---- the fleet store -----------------------------------------------------------------------------
+
+void SessionRegistry::ReloadIntoFleet(Session* session) {
+  if (auto st = MarkFleetPending(session->files->dir()); !st.ok()) {
+    spdlog::error("{}", std::string(st.message()));
+  }
+  session->fleet_pending = true;
+  session->fleet_drops_at_start = options_.fleet->stats().rows_dropped;
+  std::vector<std::string> paths;
+  for (const StoredFile& f : session->files->Files()) paths.push_back(f.path);
+  session->fleet_reloading = true;
+  uint64_t records = 0;
+  // Arrival now: halves of a running session wait one window for the other half, which the agent
+  // may still replay.
+  const int64_t now = Now();
+  absl::Status st = ForEachStoredRecord(paths, [&](v1::Record r) {
+    options_.fleet->WaitForRoom();
+    session->join->Add(std::move(r), now);
+    ++records;
+  });
+  if (!session->running()) session->join->Flush();
+  session->fleet_reloading = false;
+  if (!st.ok()) {
+    spdlog::error("session {}: reloading its files into ClickHouse stopped: {}",
+                  session->info.name(), std::string(st.message()));
+  }
+  spdlog::info("session {}: {} stored records reloaded into ClickHouse", session->info.name(),
+               records);
+}
+
+void SessionRegistry::TickFleet(int64_t now) {
+  const clickhouse::WriterStats stats = options_.fleet->stats();
+  const uint64_t delivered = options_.fleet->delivered();
+  for (auto& [name, session] : sessions_) {
+    if (session->running() || !session->fleet_pending) continue;
+    // Agents' last batches may follow the stop: the join keeps pairing them for a window.
+    session->join->Expire(now);
+    const int64_t quiet_since =
+        static_cast<int64_t>(session->info.stop_wall_ns()) + options_.join.window_ns;
+    if (now < quiet_since || session->join->pending() != 0 ||
+        delivered < session->fleet_last_ticket) {
+      continue;
+    }
+    if (stats.rows_dropped != session->fleet_drops_at_start) continue;  // a restart reloads it
+    ClearFleetPending(session->files->dir());
+    session->fleet_pending = false;
+    spdlog::info("session {}: every row is in ClickHouse", name);
+  }
+  metrics_->Add(Counter::kFleetRowsInserted, stats.rows_inserted - fleet_seen_.rows_inserted);
+  metrics_->Add(Counter::kFleetRowsDropped, stats.rows_dropped - fleet_seen_.rows_dropped);
+  metrics_->Add(Counter::kFleetInsertFailures,
+                stats.insert_failures - fleet_seen_.insert_failures);
+  metrics_->SetGauge(Gauge::kFleetQueued, static_cast<double>(stats.queued));
+  fleet_seen_ = stats;
 }
 
 }  // namespace ntprof::collector

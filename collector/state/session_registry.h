@@ -21,6 +21,7 @@
 #include "agent_channel.h"
 #include "collector_metrics.h"
 #include "live_join.h"
+#include "row_writer.h"
 #include "ntprof/v1/collector.pb.h"
 #include "sequence_tracker.h"
 #include "session_files.h"
@@ -33,6 +34,9 @@ struct RegistryOptions {
   JoinOptions join{.window_ns = 10'000'000'000, .max_pending = 1'000'000};
   std::function<int64_t()> wall_clock_ns;  // unset: CLOCK_REALTIME (tests inject their own)
   size_t watch_queue = 64;
+  // The fleet store (--clickhouse): every outcome of the live join also becomes a row there, and
+  // sessions whose rows may not all be in ClickHouse are reloaded from their files on Open.
+  clickhouse::RowWriter* fleet = nullptr;
 };
 
 // A session's stored files, for Report, Compare and Export.
@@ -84,6 +88,9 @@ class SessionRegistry {
   absl::Status Persist(const Session& session) const;
   v1::SessionInfo InfoOf(const Session& session) const;
   void StopLocked(Session* session);
+  // Feeds a session's stored records through its join again, for the fleet store only.
+  void ReloadIntoFleet(Session* session);
+  void TickFleet(int64_t now);
   void RecordFailure(Session* session, const Agent& agent, const std::string& why);
   absl::Status Store(const Agent& agent, const v1::AgentMessage& message);
   absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
@@ -100,6 +107,7 @@ class SessionRegistry {
   std::map<AgentChannel*, Agent> agents_;
   std::map<AgentKey, SequenceTracker> sequences_;
   std::map<std::string, std::unique_ptr<Session>> sessions_;
+  clickhouse::WriterStats fleet_seen_;  // what Tick already added to the metrics
 };
 
 }  // namespace ntprof::collector
