@@ -8,6 +8,7 @@
 #include "comparison.h"
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "fleet_selection.h"
 #include "html_page.h"
 #include "output_format.h"
 #include "recording_set.h"
@@ -25,7 +26,52 @@ struct CompareArgs {
   std::string format = "text";
   std::string html;  // --html FILE
   CollectorFlags collector;
+  FleetFlags fleet;
+  std::string base_from, base_to;  // the base's time range from the fleet store
 };
+
+int PrintComparison(const CompareArgs& args, const Comparison& comparison) {
+  if (!args.html.empty()) return WriteHtmlPage("compare", args.html, RenderHtml(comparison));
+  if (args.format == "json") {
+    std::cout << ToJson(comparison).dump(2) << "\n";
+  } else {
+    std::cout << RenderText(comparison);
+  }
+  return kOk;
+}
+
+// From the fleet store: two sessions, or two time ranges (--base-from/--base-to against
+// --from/--to), each narrowed by the same filters.
+int RunFleetCompare(const CompareArgs& args) {
+  const bool sessions = !args.base.empty() && !args.next.empty();
+  const bool ranges = !args.base_from.empty() || !args.base_to.empty();
+  if (sessions == ranges || (!sessions && (!args.base.empty() || !args.next.empty()))) {
+    std::cerr << "ntprofctl compare: with --clickhouse, give two sessions (BASE NEW) or a base "
+                 "time range (--base-from/--base-to) to compare with --from/--to\n";
+    return kBadInput;
+  }
+  auto base = sessions ? SelectionOf(args.fleet, {args.base}, args.fleet.from, args.fleet.to)
+                       : SelectionOf(args.fleet, {}, args.base_from, args.base_to);
+  auto next = sessions ? SelectionOf(args.fleet, {args.next}, args.fleet.from, args.fleet.to)
+                       : SelectionOf(args.fleet, {}, args.fleet.from, args.fleet.to);
+  for (const auto* s : {&base, &next}) {
+    if (!s->ok()) {
+      std::cerr << "ntprofctl compare: " << s->status().message() << "\n";
+      return kBadInput;
+    }
+  }
+  Report reports[2];
+  int i = 0;
+  for (const auto* s : {&base, &next}) {
+    auto report = FleetReport(args.fleet, **s);
+    if (!report.ok()) {
+      std::cerr << "ntprofctl compare: " << report.status().message() << "\n";
+      return report.status().code() == absl::StatusCode::kUnavailable ? kFailed : kBadInput;
+    }
+    reports[i++] = std::move(*report);
+  }
+  return PrintComparison(args, Compare(reports[0], reports[1]));
+}
 
 // Both sides are sessions: the collector compares them.
 int RunSessionCompare(const CompareArgs& args) {
@@ -87,6 +133,11 @@ absl::StatusOr<Report> ReportOf(const std::string& arg, const CollectorFlags& co
 }
 
 int RunCompare(const CompareArgs& args) {
+  if (!args.fleet.url.empty()) return RunFleetCompare(args);
+  if (args.base.empty() || args.next.empty()) {
+    std::cerr << "ntprofctl compare: give BASE and NEW (or --clickhouse URL)\n";
+    return kBadInput;
+  }
   if (NamesSession(args.base) && NamesSession(args.next)) return RunSessionCompare(args);
   SessionCopy base_copy, next_copy;
   int rpc_exit = kOk;
@@ -102,14 +153,7 @@ int RunCompare(const CompareArgs& args) {
     std::cerr << "ntprofctl compare: " << next.status().message() << "\n";
     return kBadInput;
   }
-  Comparison comparison = Compare(*base, *next);
-  if (!args.html.empty()) return WriteHtmlPage("compare", args.html, RenderHtml(comparison));
-  if (args.format == "json") {
-    std::cout << ToJson(comparison).dump(2) << "\n";
-  } else {
-    std::cout << RenderText(comparison);
-  }
-  return kOk;
+  return PrintComparison(args, Compare(*base, *next));
 }
 
 }  // namespace
@@ -128,16 +172,29 @@ on different transports (TCP vs RDMA) print with the transports as column heads.
 per group both runs' stage bars side by side on one scale, the stage that grew most, and the
 table above. FILE "-" writes the page to stdout.
 
+--clickhouse URL compares selections of the fleet store the collectors write: two sessions
+(BASE NEW), or a base time range (--base-from/--base-to) against --from/--to; --session,
+--subsystem, --host, --target and --class narrow both sides alike.
+
 Examples:
   ntprofctl compare baseline/ slow-drive/
   ntprofctl compare baseline/ slow-drive/ --html slow-drive.html
   ntprofctl compare base slow-drive          # two sessions on the collector
-  ntprofctl compare tcp/host.ntp,tcp/target.ntp rdma/host.ntp,rdma/target.ntp -o json)HELP");
-  cmd->add_option("base", args->base, "The run to compare against")->required();
-  cmd->add_option("new", args->next, "The run to compare")->required();
+  ntprofctl compare tcp/host.ntp,tcp/target.ntp rdma/host.ntp,rdma/target.ntp -o json
+  ntprofctl compare --clickhouse http://ch1:8123 base slow-drive
+  ntprofctl compare --clickhouse http://ch1:8123 --subsystem nqn.2026-01.io.example:array1 \
+      --base-from 2026-12-01T09:00:00Z --base-to 2026-12-01T10:00:00Z \
+      --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z   # this hour against the one before)HELP");
+  cmd->add_option("base", args->base, "The run to compare against");
+  cmd->add_option("new", args->next, "The run to compare");
   AddOutputFlag(cmd, &args->format);
   AddHtmlFlag(cmd, &args->html);
   AddCollectorFlags(cmd, &args->collector);
+  AddFleetFlags(cmd, &args->fleet);
+  cmd->add_option("--base-from", args->base_from, "With --clickhouse: the base's time range start")
+      ->group("Fleet store (ClickHouse)");
+  cmd->add_option("--base-to", args->base_to, "With --clickhouse: the base's time range end")
+      ->group("Fleet store (ClickHouse)");
   cmd->callback([args, exit_code] { *exit_code = RunCompare(*args); });
 }
 

@@ -4,6 +4,7 @@
 
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "fleet_selection.h"
 #include "html_page.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "output_format.h"
@@ -24,7 +25,35 @@ struct ReportArgs {
   uint32_t slowest = 0;
   std::string html;  // --html FILE
   CollectorFlags collector;
+  FleetFlags fleet;
 };
+
+int PrintReport(const ReportArgs& args, const Report& report) {
+  if (!args.html.empty()) {
+    return WriteHtmlPage("report", args.html, RenderHtml(report, HtmlOptions{args.detail}));
+  }
+  if (args.format == "json") {
+    std::cout << ToJson(report).dump(2) << "\n";
+  } else {
+    std::cout << RenderText(report, TextOptions{args.detail});
+  }
+  return kOk;
+}
+
+// From the fleet store: the arguments are sessions, the flags narrow the selection.
+int RunFleetReport(const ReportArgs& args) {
+  auto selection = SelectionOf(args.fleet, args.inputs, args.fleet.from, args.fleet.to);
+  if (!selection.ok()) {
+    std::cerr << "ntprofctl report: " << selection.status().message() << "\n";
+    return kBadInput;
+  }
+  auto report = FleetReport(args.fleet, *selection, ReportExtras{args.slowest, !args.html.empty()});
+  if (!report.ok()) {
+    std::cerr << "ntprofctl report: " << report.status().message() << "\n";
+    return report.status().code() == absl::StatusCode::kUnavailable ? kFailed : kBadInput;
+  }
+  return PrintReport(args, *report);
+}
 
 // The collector renders a session's report with the same code as a file report.
 int RunSessionReport(const ReportArgs& args) {
@@ -49,6 +78,11 @@ int RunSessionReport(const ReportArgs& args) {
 }
 
 int RunReport(const ReportArgs& args) {
+  if (!args.fleet.url.empty()) return RunFleetReport(args);
+  if (args.inputs.empty()) {
+    std::cerr << "ntprofctl report: give recordings, a session, or --clickhouse URL\n";
+    return kBadInput;
+  }
   if (args.inputs.size() == 1 && NamesSession(args.inputs.front())) return RunSessionReport(args);
   auto files = ExpandRecordingArgs(args.inputs);
   if (!files.ok()) {
@@ -69,15 +103,7 @@ int RunReport(const ReportArgs& args) {
     std::cerr << "ntprofctl report: " << report.status().message() << "\n";
     return kBadInput;
   }
-  if (!args.html.empty()) {
-    return WriteHtmlPage("report", args.html, RenderHtml(*report, HtmlOptions{args.detail}));
-  }
-  if (args.format == "json") {
-    std::cout << ToJson(*report).dump(2) << "\n";
-  } else {
-    std::cout << RenderText(*report, TextOptions{args.detail});
-  }
-  return kOk;
+  return PrintReport(args, *report);
 }
 
 }  // namespace
@@ -105,6 +131,12 @@ cumulative curve on a log time axis, the tail stretched), each stage's mean over
 transient shows where it happened), the slowest commands with --slowest, and the records, losses
 and notes of the text report. FILE "-" writes the page to stdout.
 
+--clickhouse URL reports from the fleet store the collectors write (ntprof-collector --clickhouse):
+every command of the selection, across sessions and collectors, through the same report code, so
+the stages, percentiles and record counts equal the file report of the same records. The
+arguments are then session names (none: every session) and --from/--to, --subsystem, --host,
+--target, --class narrow the selection. Throughput and the agents' losses are not in the store.
+
 Examples:
   ntprofctl report base                  # session "base" on the collector
   ntprofctl report run1/host.ntp run1/target.ntp
@@ -113,12 +145,14 @@ Examples:
   ntprofctl report run1/ --slowest 10    # the commands behind the p99.9
   ntprofctl report run1/ --detail --slowest 20 --html run1.html
   ntprofctl report base --html base.html # a session, rendered by the collector
+  ntprofctl report --clickhouse http://ch1:8123 --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z
+  ntprofctl report --clickhouse http://ch1:8123 base --host web1 --class read-4KiB -o json
 
 Exit status: 0 on success, 2 when a recording is unreadable, corrupt or does not belong with the
 others (the message names the file and the problem; nothing else is printed) or the session is
 unknown, 1 when the collector cannot be reached or the --html FILE cannot be written.)HELP");
-  cmd->add_option("recordings", args->inputs, "Recordings (.ntp files or directories) or a session")
-      ->required();
+  cmd->add_option("recordings", args->inputs,
+                  "Recordings (.ntp files or directories) or a session (sessions with --clickhouse)");
   cmd->add_flag("--detail", args->detail,
                 "Also print the components of each stage (n, mean, L, p50, p99)");
   AddOutputFlag(cmd, &args->format);
@@ -134,6 +168,7 @@ unknown, 1 when the collector cannot be reached or the --html FILE cannot be wri
   cmd->add_flag("--salvage", args->salvage,
                 "Read the intact batches of a truncated recording instead of refusing it");
   AddCollectorFlags(cmd, &args->collector);
+  AddFleetFlags(cmd, &args->fleet);
   cmd->callback([args, exit_code] { *exit_code = RunReport(*args); });
 }
 
