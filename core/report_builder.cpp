@@ -160,6 +160,24 @@ std::optional<double> CommandsInFlight(const LatencyHistogram& h, uint32_t sampl
 
 }  // namespace
 
+namespace {
+
+// A stage is a difference of two stamps of one machine taken in order, so it is never negative: a
+// negative one means a stamp sits in the wrong place (a probe placed where a later event already
+// happened, such as an R2T taken for the reply) and every number of that stage is suspect.
+void AddNegativeStageNotes(const GroupReport& g, std::vector<std::string>* notes) {
+  for (const StageRow& row : g.stages) {
+    if (row.dist.negative == 0) continue;
+    notes->push_back(absl::StrCat(
+        "WARNING: ", row.dist.negative, " of ", row.dist.n, " commands of \"", g.name, "\" have a ",
+        "negative ", row.label, " (min ", absl::StrFormat("%.2f", row.dist.min_ns / 1e3),
+        " us): a stage is never negative, so a stamp is misplaced (a probe at the wrong point of "
+        "the driver); this stage's numbers cannot be trusted"));
+  }
+}
+
+}  // namespace
+
 Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join,
                             RateSpan rates) const {
   Report report;
@@ -246,6 +264,7 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     t.target_only_at_edges = at_edges.target;
   }
   t.incomplete = incomplete_;
+  for (const GroupReport& g : report.groups) AddNegativeStageNotes(g, &report.notes);
   for (const auto& [stamp, n] : missing_stamps_) {
     report.notes.push_back(
         absl::StrCat(n, " record(s) left out of the stages: missing stamp ", stamp));
