@@ -121,12 +121,13 @@ absl::Status HttpClient::Post(const std::string& url_query, absl::string_view bo
   }
   if (answer.http_code != 200) {
     const std::string message = Trimmed(answer.partial);
-    // 5xx with a network error is the server's trouble (a shard away); 4xx/500 with "Code:" is
-    // ClickHouse refusing the statement.
-    const bool refused = message.rfind("Code: ", 0) == 0 &&
-                         message.find("NETWORK_ERROR") == std::string::npos &&
-                         message.find("Connection refused") == std::string::npos &&
-                         message.find("Timeout") == std::string::npos;
+    // Only errors about the statement or the rows themselves are refusals (retrying cannot help);
+    // everything else (a shard away, a timeout, a server starting) is retried by the caller.
+    bool refused = answer.http_code == 400;
+    for (const char* code : {"Code: 16,", "Code: 26,", "Code: 27,", "Code: 33,", "Code: 53,",
+                             "Code: 62,", "Code: 117,"}) {
+      refused |= message.rfind(code, 0) == 0;
+    }
     const std::string text =
         absl::StrCat("ClickHouse at ", options_.url, " answered HTTP ", answer.http_code, ": ",
                      message);

@@ -30,11 +30,4 @@ std::vector<std::string> CreateStatements(const TableName& table) {
   };
 }
 
-std::string CreateDistributedStatement(const TableName& table, const std::string& cluster,
-                                       const TableName& local) {
-  return absl::StrCat("CREATE TABLE IF NOT EXISTS ", table.Qualified(), " AS ", local.Qualified(),
-                      " ENGINE = Distributed(", cluster, ", ", local.database, ", ", local.table,
-                      ", command_key)");
-}
-
 }  // namespace ntprof::clickhouse

@@ -20,9 +20,4 @@ absl::StatusOr<TableName> ParseTableName(const std::string& text);
 
 // CREATE DATABASE IF NOT EXISTS and CREATE TABLE IF NOT EXISTS of the local table.
 std::vector<std::string> CreateStatements(const TableName& table);
-// A Distributed table over `cluster` (remote_servers of the servers' config) in front of the local
-// tables `local` of every shard, sharded by command_key so a replayed row meets its copy.
-std::string CreateDistributedStatement(const TableName& table, const std::string& cluster,
-                                       const TableName& local);
-
 }  // namespace ntprof::clickhouse
