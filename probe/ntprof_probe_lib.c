@@ -23,6 +23,12 @@ NTPROF_LIB_EXPORT void ntprof_lib_init(uint64_t clock_hz)
 	ntprof_probe_init(clock_hz);
 }
 
+NTPROF_LIB_EXPORT uint32_t ntprof_lib_sample_rate(void)
+{
+	/* volatile: the agent writes it from outside the program */
+	return *(const volatile uint32_t *)&ntprof_probe_control.sample_rate;
+}
+
 NTPROF_LIB_EXPORT uint64_t ntprof_lib_now(void)
 {
 	struct timespec ts;

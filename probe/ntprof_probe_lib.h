@@ -40,6 +40,8 @@ uint32_t ntprof_lib_version(void);
 size_t ntprof_lib_req_size(void);
 /* Declares the rate of the clock the caller stamps with, in ticks per second. */
 void ntprof_lib_init(uint64_t clock_hz);
+/* N of "one command in N" the agent set; 0 while no agent is attached (or after it stopped). */
+uint32_t ntprof_lib_sample_rate(void);
 /* CLOCK_MONOTONIC in nanoseconds: a clock of 1e9 ticks per second for callers without their own. */
 uint64_t ntprof_lib_now(void);
 /* The sampling decision on the SQE's raw fields (slba = CDW11:CDW10, nlb = CDW12 & 0xffff), the

@@ -184,7 +184,7 @@ std::vector<std::string> LdSoConfDirs(const std::string& conf, int depth = 0) {
 
 }  // namespace
 
-std::vector<std::string> ResolveNeededLibraries(const ElfProbeFile& binary) {
+NeededLibraries ResolveNeededLibraries(const ElfProbeFile& binary) {
   namespace fs = std::filesystem;
   std::vector<std::string> system_dirs;
   if (const char* env = getenv("LD_LIBRARY_PATH")) {
@@ -193,7 +193,7 @@ std::vector<std::string> ResolveNeededLibraries(const ElfProbeFile& binary) {
   for (auto& d : LdSoConfDirs("/etc/ld.so.conf")) system_dirs.push_back(d);
   for (const char* d : {"/lib64", "/usr/lib64", "/lib", "/usr/lib"}) system_dirs.emplace_back(d);
 
-  std::vector<std::string> result;
+  NeededLibraries result;
   std::set<std::string> seen;
   std::vector<const ElfProbeFile*> queue{&binary};
   std::vector<ElfProbeFile> opened;
@@ -210,16 +210,19 @@ std::vector<std::string> ResolveNeededLibraries(const ElfProbeFile& binary) {
     for (const std::string& name : obj.needed()) {
       if (seen.count(name)) continue;
       seen.insert(name);
+      bool found = false;
       for (const std::string& dir : dirs) {
         std::string candidate = (fs::path(dir) / name).string();
         if (!fs::exists(candidate)) continue;
         auto lib = ElfProbeFile::Open(candidate);
         if (!lib.ok()) continue;
-        result.push_back(candidate);
+        result.found.push_back(candidate);
         opened.push_back(std::move(*lib));
         queue.push_back(&opened.back());
+        found = true;
         break;
       }
+      if (!found) result.unresolved.push_back(name);
     }
   }
   return result;

@@ -62,8 +62,13 @@ class ElfProbeFile {
 };
 
 // The shared libraries a binary would load (DT_NEEDED, transitively), resolved the way the dynamic
-// loader does for the common cases: DT_RPATH/DT_RUNPATH ($ORIGIN expanded), LD_LIBRARY_PATH,
-// /etc/ld.so.conf(.d), then the default directories. Unresolvable names are skipped.
-std::vector<std::string> ResolveNeededLibraries(const ElfProbeFile& binary);
+// loader does for the common cases: DT_RPATH/DT_RUNPATH ($ORIGIN expanded), this process's
+// LD_LIBRARY_PATH, /etc/ld.so.conf(.d), then the default directories. Names found nowhere are
+// listed apart: the process that runs the binary may find them through its own LD_LIBRARY_PATH.
+struct NeededLibraries {
+  std::vector<std::string> found;       // paths
+  std::vector<std::string> unresolved;  // DT_NEEDED names
+};
+NeededLibraries ResolveNeededLibraries(const ElfProbeFile& binary);
 
 }  // namespace ntprof::agent::spdk

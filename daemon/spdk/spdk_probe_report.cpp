@@ -35,6 +35,7 @@ absl::StatusOr<std::string> DescribeSpdkProbes(SpdkRole role, const std::vector<
   for (const SpdkTargetSpec& s : (*finder)->specs()) {
     if (s.pid) continue;
     absl::StrAppend(&out, SpdkRoleFlag(role), " ", s.arg, ": ", s.binary, "\n");
+    if (!s.unresolved_libraries.empty()) absl::StrAppend(&out, "    note: ", UnresolvedLibrariesNote(s), "\n");
     for (const std::string& obj : s.probe_objects) {
       auto f = elf.Get(obj);
       if (f.ok()) DescribeObject(**f, &out);

@@ -57,6 +57,13 @@ absl::StatusOr<const ElfProbeFile*> ElfCache::Get(const std::string& path) {
   return slot.get();
 }
 
+std::string UnresolvedLibrariesNote(const SpdkTargetSpec& spec) {
+  return absl::StrCat("no ntprof probes in ", spec.binary, " or the libraries this agent can find (",
+                      absl::StrJoin(spec.unresolved_libraries, ", "),
+                      " not found here: the process's LD_LIBRARY_PATH may name them); each of its "
+                      "processes is checked in the libraries it has mapped");
+}
+
 bool SpdkProcessFinder::HasRoleProbes(const ElfProbeFile& f) const {
   const auto& names = RoleProbeNames(role_);
   return std::any_of(f.ntprof_sites().begin(), f.ntprof_sites().end(), [&](const UsdtSite& s) {
@@ -96,9 +103,17 @@ absl::StatusOr<SpdkTargetSpec> SpdkProcessFinder::ParseArg(const std::string& ar
   spec.binary_id = (*bin)->id();
   spec.is_library = spec.binary.find(".so") != std::string::npos;
   if (HasRoleProbes(**bin)) spec.probe_objects.push_back(spec.binary);
-  for (const std::string& lib : ResolveNeededLibraries(**bin)) {
+  const NeededLibraries needed = ResolveNeededLibraries(**bin);
+  for (const std::string& lib : needed.found) {
     auto f = elf_.Get(lib);
     if (f.ok() && HasRoleProbes(**f)) spec.probe_objects.push_back(lib);
+  }
+  if (spec.probe_objects.empty() && !needed.unresolved.empty()) {
+    // An SPDK built with shared libraries keeps its probes in libspdk_nvmf.so / libspdk_nvme.so,
+    // which its process finds through its own LD_LIBRARY_PATH, not this agent's: each matching
+    // process is looked at through the libraries it actually mapped (Inspect).
+    spec.unresolved_libraries = needed.unresolved;
+    return spec;
   }
   if (spec.probe_objects.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(

@@ -35,7 +35,13 @@ struct SpdkTargetSpec {
   FileId binary_id;
   bool is_library = false;     // match processes by their maps, not only their executable
   std::vector<std::string> probe_objects;  // BINARY form: itself and/or libraries with probes
+  // BINARY form: libraries it needs that this agent cannot find (the process's own
+  // LD_LIBRARY_PATH may): their probes are looked for in each process's maps
+  std::vector<std::string> unresolved_libraries;
 };
+
+// What a BINARY whose probes may live in libraries only its process can find means for the user.
+std::string UnresolvedLibrariesNote(const SpdkTargetSpec& spec);
 
 // Parses ELF files once per file (by identity), for the life of a session.
 class ElfCache {

@@ -33,6 +33,7 @@ absl::StatusOr<std::unique_ptr<SpdkRecorder>> SpdkRecorder::Start(
 
   // Processes given by PID must be attachable now; a BINARY may have none running yet.
   for (const SpdkTargetSpec& s : r->finder_->specs()) {
+    if (!s.unresolved_libraries.empty()) r->Log(UnresolvedLibrariesNote(s));
     if (!s.pid) continue;
     if (absl::Status st = r->Track(*s.pid); !st.ok()) return st;
   }

@@ -64,6 +64,7 @@ class Probe:
         lib = self.lib
         lib.ntprof_lib_version.restype = ctypes.c_uint32
         lib.ntprof_lib_req_size.restype = ctypes.c_size_t
+        lib.ntprof_lib_sample_rate.restype = ctypes.c_uint32
         lib.ntprof_lib_init.argtypes = [ctypes.c_uint64]
         lib.ntprof_lib_begin.argtypes = [ctypes.c_void_p, ctypes.c_uint8, ctypes.c_uint32,
                                          ctypes.c_uint64, ctypes.c_uint32, ctypes.c_uint16]
@@ -84,9 +85,7 @@ class Probe:
 
     def sample_rate(self):
         """N of "one command in N" the agent set; 0 while no agent is attached (or it stopped)."""
-        control = ctypes.c_uint32.from_address(
-            ctypes.addressof(ctypes.c_uint8.in_dll(self.lib, "ntprof_probe_control")) + 8)
-        return control.value
+        return self.lib.ntprof_lib_sample_rate()
 
     def wait_for_agent(self, seconds):
         """Waits up to `seconds` for an agent to switch sampling on; returns whether it did."""
