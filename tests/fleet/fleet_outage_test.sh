@@ -80,5 +80,5 @@ out=$("$ctl" report --clickhouse http://127.0.0.1:1 2>&1)
 [ $? = 1 ] && grep -q "ClickHouse at http://127.0.0.1:1" <<<"$out" &&
   ok "ntprofctl report from an unreachable ClickHouse: exit 1, $out" || fail "report, unreachable: $out"
 
-[ "$failures" = 0 ] && echo "all fleet outage checks passed"
+[ "$failures" = 0 ] && echo "all fleet outage checks passed" || grep -h "ClickHouse" "$work"/c*.log | head -8
 exit "$failures"
