@@ -1,6 +1,8 @@
 #include "hash_ring.h"
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -58,6 +60,19 @@ std::vector<std::string> SplitMemberList(const std::vector<std::string>& values)
     }
   }
   return out;
+}
+
+absl::StatusOr<std::vector<std::string>> ReadMemberFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::vector<std::string> lines;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (const size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    lines.push_back(line);
+  }
+  if (in.bad()) return absl::UnavailableError(absl::StrCat("error reading ", path));
+  return SplitMemberList(lines);
 }
 
 }  // namespace ntprof::common

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
+
 namespace ntprof::common {
 
 // The fixed 64-bit hash of the ring (stable across processes, builds and machines).
@@ -38,6 +40,10 @@ class HashRing {
   std::vector<std::string> members_;
   std::vector<std::pair<uint64_t, uint32_t>> points_;  // (hash, index into members_), sorted
 };
+
+// A member file (ntprofd --ring-file, ntprof-collector --peers-file): addresses separated by
+// newlines or commas; '#' starts a comment. NotFound / Unavailable when it cannot be read.
+absl::StatusOr<std::vector<std::string>> ReadMemberFile(const std::string& path);
 
 // "a:1,b:2" and repeated flags alike: every comma-separated, trimmed, non-empty entry, in order.
 std::vector<std::string> SplitMemberList(const std::vector<std::string>& values);

@@ -5,9 +5,11 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent_daemon.h"
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "hash_ring.h"
 #include "host_identity.h"
 #include "manual_page.h"
 #include "spdlog/spdlog.h"
@@ -32,6 +34,8 @@ struct ServeArgs {
   std::vector<std::string> listen;
   common::TlsFlags tls;
   cli::CollectorFlags collector;
+  std::vector<std::string> collectors;  // --collector, repeatable, comma lists
+  std::string ring_file;
   bool no_collector = false;
   std::string spool_dir = "/var/lib/ntprofd/spool";
   uint64_t spool_max_bytes = 256ull << 20;
@@ -57,15 +61,24 @@ int RunServe(ServeArgs a) {
   o.spool = agent::SpoolOptions{
       .dir = a.spool_dir, .max_bytes = a.spool_max_bytes, .fsync = !a.spool_no_fsync};
   if (!a.no_collector) {
+    a.collector.address = absl::StrJoin(common::SplitMemberList(a.collectors), ",");
     const std::string source = cli::ResolveCollector(&a.collector, {kConfigFile});
-    if (!a.collector.address.empty()) {
+    o.collectors = common::SplitMemberList({a.collector.address});
+    o.ring_file = a.ring_file;
+    o.collector_channel = [flags = a.collector](const std::string& address)
+        -> absl::StatusOr<std::shared_ptr<grpc::Channel>> {
+      std::shared_ptr<grpc::Channel> channel;
       std::string error;
-      if (!cli::OpenChannel(a.collector.address, a.collector, &o.collector_channel, &error)) {
-        std::cerr << "ntprofd serve: " << error << " (collector TLS file)\n";
-        return cli::kBadInput;
-      }
-      o.collector_address = a.collector.address;
-      spdlog::info("collector {} (from {})", o.collector_address, source);
+      // Only the TLS files can fail here (exit status 2 at start-up).
+      if (!cli::OpenChannel(address, flags, &channel, &error))
+        return absl::InvalidArgumentError(absl::StrCat(error, " (collector TLS file)"));
+      return channel;
+    };
+    if (!a.ring_file.empty()) {
+      spdlog::info("collectors from the ring file {}", a.ring_file);
+    } else if (!o.collectors.empty()) {
+      spdlog::info("collector{} {} (from {})", o.collectors.size() > 1 ? "s" : "",
+                   absl::StrJoin(o.collectors, ", "), source);
     }
   }
 
@@ -144,8 +157,15 @@ DESCRIPTION
                 "Refuse --listen clients without a certificate signed by --tls-ca");
   cmd->add_flag("--insecure", args->tls.insecure,
                 "Allow plaintext --listen on non-local addresses");
-  cmd->add_option("--collector", args->collector.address,
-                  "Collector HOST:PORT or unix:PATH (default: $NTPROF_COLLECTOR, the config file)");
+  cmd->add_option("--collector", args->collectors,
+                  "Collector HOST:PORT or unix:PATH (default: $NTPROF_COLLECTOR, the config file); "
+                  "repeat it or give a comma list for several collectors sharing the fleet's "
+                  "subsystems (a ring: the list must be the same on every agent)");
+  cmd->add_option("--ring-file", args->ring_file,
+                  "FILE naming the ring's collectors (one per line or comma-separated, # "
+                  "comments), re-read every 2 s: replaces --collector; a collector added there "
+                  "takes over its share of subsystems")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--collector-tls-ca", args->collector.tls_ca,
                   "PEM CA that signed the collector's certificate (default: system roots)");
   cmd->add_option("--collector-tls-cert", args->collector.tls_cert,

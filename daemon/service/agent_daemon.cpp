@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent_engine.h"
 #include "hook_decisions.h"
 #include "host_identity.h"
@@ -36,14 +37,30 @@ absl::Status AgentDaemon::Init() {
   // Refuse a second agent before touching its spool.
   if (absl::Status st = PrepareSocketPath(options_.socket_path, options_.socket_group); !st.ok())
     return st;
-  auto spool = Spool::Open(options_.spool);
-  if (!spool.ok()) return spool.status();
-  spool_ = std::move(*spool);
-  const SpoolStats s = spool_->Stats();
-  spdlog::info("spool {}: epoch {:016x}, last seq {}, {} message(s) kept{}",
-               options_.spool.dir.string(), s.epoch, s.last_seq, s.unacked_messages,
-               s.torn_frames ? absl::StrCat(", ", s.torn_frames, " damaged frame(s) cut off")
-                             : std::string());
+  std::vector<std::string> collectors = options_.collectors;
+  if (!options_.ring_file.empty()) {
+    auto members = common::ReadMemberFile(options_.ring_file);
+    if (!members.ok()) return members.status();
+    collectors = *members;
+  }
+  ring_ = std::make_unique<CollectorRing>(
+      CollectorRingOptions{.spool = options_.spool,
+                           .spool_per_member =
+                               !options_.ring_file.empty() || collectors.size() > 1,
+                           .home_key = config.name},
+      options_.collector_channel, [this](const Spool& spool) { return Hello(spool); },
+      [this](const v1::CollectorMessage& m) {
+        // Every collector of the ring starts and stops the same session: the first start is
+        // obeyed (a recording is known by its session name), later ones find it running.
+        if (m.has_start()) {
+          recordings_->StartForCollector(m.start().settings());
+        } else if (m.has_stop()) {
+          auto st = recordings_->Stop(m.stop().session(), "stopped by the collector");
+          if (!st.ok())
+            spdlog::info("stop {}: {}", m.stop().session(), std::string(st.status().message()));
+        }
+      });
+  if (absl::Status st = ring_->SetMembers(collectors); !st.ok()) return st;
 
   // A trial load and attach: READY means the role's programs attach on this kernel. A failure is
   // not fatal (a module may be loaded later); sessions then report it in SessionClosed.error.
@@ -67,23 +84,9 @@ absl::Status AgentDaemon::Init() {
   ToHookDecisions(plan, &hooks);
   hooks_.assign(hooks.begin(), hooks.end());
 
-  recordings_ = std::make_unique<Recordings>(config, spool_.get(), &facts_);
-  if (!options_.collector_address.empty()) {
-    link_ = std::make_unique<CollectorLink>(
-        options_.collector_address, options_.collector_channel, spool_.get(),
-        [this] { return Hello(); },
-        [this](const v1::CollectorMessage& m) {
-          if (m.has_start()) {
-            recordings_->StartForCollector(m.start().settings());
-          } else if (m.has_stop()) {
-            auto st = recordings_->Stop(m.stop().session(), "stopped by the collector");
-            if (!st.ok())
-              spdlog::info("stop {}: {}", m.stop().session(), std::string(st.status().message()));
-          }
-        });
-  }
+  recordings_ = std::make_unique<Recordings>(config, ring_.get(), &facts_);
   service_ = std::make_unique<AgentService>(&options_.agent, &facts_, recordings_.get(),
-                                            spool_.get(), link_.get());
+                                            ring_.get());
 
   grpc::ServerBuilder builder;
   builder.RegisterService(service_.get());
@@ -109,14 +112,51 @@ absl::Status AgentDaemon::Init() {
     return st;
   for (size_t i = 0; i < tcp_ports_.size(); ++i)
     spdlog::info("also serving on {} (port {})", options_.tcp_listen[i], tcp_ports_[i]);
-  if (link_) link_->Start();
+  ring_->Start();
+  if (!options_.ring_file.empty()) ring_watch_ = std::thread([this] { WatchRingFile(); });
+  const std::vector<std::string> members = ring_->Members();
   spdlog::info("ntprofd {} serving on unix:{}{}", options_.agent.name, options_.socket_path,
-               link_ ? absl::StrCat(", collector ", options_.collector_address)
-                     : std::string(", no collector"));
+               members.empty()       ? std::string(", no collector")
+               : members.size() == 1 ? absl::StrCat(", collector ", members[0])
+                                     : absl::StrCat(", collectors ", absl::StrJoin(members, ", "),
+                                                    " (home ", ring_->HomeMember(), ")"));
   return absl::OkStatus();
 }
 
-v1::AgentHello AgentDaemon::Hello() const {
+// The ring file is re-read every ring_poll: a changed member list reshapes the ring (new members
+// get a link; removed ones keep theirs until their spool is drained).
+void AgentDaemon::WatchRingFile() {
+  std::vector<std::string> current = ring_->Members();
+  std::string last_error;
+  std::unique_lock lock(ring_watch_mu_);
+  while (!ring_watch_cv_.wait_for(lock, options_.ring_poll, [&] { return ring_watch_stop_; })) {
+    lock.unlock();
+    auto members = common::ReadMemberFile(options_.ring_file);
+    if (!members.ok()) {
+      if (std::string(members.status().message()) != last_error) {
+        last_error = std::string(members.status().message());
+        spdlog::warn("ring file: {}; keeping the ring {}", last_error,
+                     absl::StrJoin(current, ", "));
+      }
+    } else {
+      last_error.clear();
+      common::HashRing wanted(*members);
+      if (wanted.members() != current) {
+        spdlog::info("ring file {}: collectors {} (were {})", options_.ring_file,
+                     absl::StrJoin(wanted.members(), ", "), absl::StrJoin(current, ", "));
+        if (absl::Status st = ring_->SetMembers(*members); !st.ok()) {
+          spdlog::error("ring file: {}", std::string(st.message()));
+        } else {
+          current = wanted.members();
+        }
+      }
+    }
+    ring_->Retire();
+    lock.lock();
+  }
+}
+
+v1::AgentHello AgentDaemon::Hello(const Spool& spool) const {
   const AgentConfig& c = options_.agent;
   v1::AgentHello h;
   h.set_hostname(c.name);
@@ -125,7 +165,7 @@ v1::AgentHello AgentDaemon::Hello() const {
   h.set_boot_id(BootId());
   h.set_agent_version(NTPROF_VERSION);
   for (const auto& d : hooks_) *h.add_hooks() = d;
-  h.set_stream_epoch(spool_->epoch());
+  h.set_stream_epoch(spool.epoch());
   h.set_kernel_release(KernelRelease());
   for (const std::string& s : recordings_->CollectorSessions()) h.add_recording_sessions(s);
   return h;
@@ -138,10 +178,21 @@ void AgentDaemon::Shutdown(const std::string& stop_reason) {
   // a moment to send them.
   if (recordings_) recordings_->StopAll(stop_reason);
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
-  if (link_) {
-    for (int i = 0; i < 20 && link_->connected() && spool_->Stats().unacked_messages > 0; ++i)
+  if (ring_watch_.joinable()) {
+    {
+      std::lock_guard lock(ring_watch_mu_);
+      ring_watch_stop_ = true;
+    }
+    ring_watch_cv_.notify_all();
+    ring_watch_.join();
+  }
+  if (ring_) {
+    const bool has_collector = !ring_->Members().empty();
+    for (int i = 0; has_collector && i < 20 && ring_->AllConnected() &&
+                    ring_->Stats().unacked_messages > 0;
+         ++i)
       usleep(100 * 1000);
-    link_->Stop();
+    ring_->Stop();
   }
   if (server_) server_->Wait();
   if (server_) unlink(options_.socket_path.c_str());

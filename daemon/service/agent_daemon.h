@@ -1,21 +1,24 @@
-// AgentDaemon: `ntprofd serve` put together. Opens the spool, checks that the role's hooks attach,
-// serves the Agent service on the unix socket (and TCP with TLS when asked), and keeps the
-// collector link; Shutdown stops recordings cleanly (their SessionClosed is spooled) and leaves.
+// AgentDaemon: `ntprofd serve` put together. Opens the spools, checks that the role's hooks attach,
+// serves the Agent service on the unix socket (and TCP with TLS when asked), and keeps the links to
+// the collectors (a CollectorRing: one or several; with --ring-file it re-reads the members every
+// 2 s); Shutdown stops recordings cleanly (their SessionClosed is spooled) and leaves.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "agent_service.h"
-#include "collector_link.h"
+#include "collector_ring.h"
 #include "kernel_facts.h"
 #include "listen_security.h"
 #include "recordings.h"
-#include "spool.h"
 
 namespace ntprof::agent {
 
@@ -25,9 +28,12 @@ struct AgentDaemonOptions {
   std::string socket_group = "ntprof";
   std::vector<std::string> tcp_listen;  // HOST:PORT, TLS unless local or --insecure
   common::TlsFlags tls;              // of the TCP listeners
-  // The collector to dial ("" = none: local use only) and the channel to it.
-  std::string collector_address;
-  std::shared_ptr<grpc::Channel> collector_channel;
+  // The collectors to stream to (none: local use only): one, or the members of a ring.
+  std::vector<std::string> collectors;
+  // A file naming the ring's members, re-read every ring_poll (it replaces `collectors`).
+  std::string ring_file;
+  std::chrono::milliseconds ring_poll{2000};
+  CollectorRing::ChannelFn collector_channel;  // opens a channel to one collector
   SpoolOptions spool;
 };
 
@@ -43,14 +49,18 @@ class AgentDaemon {
  private:
   explicit AgentDaemon(AgentDaemonOptions options) : options_(std::move(options)) {}
   absl::Status Init();
-  v1::AgentHello Hello() const;
+  v1::AgentHello Hello(const Spool& spool) const;
+  void WatchRingFile();
 
   AgentDaemonOptions options_;
   LiveKernelFacts facts_;
   std::vector<v1::HookDecision> hooks_;  // the plan after the trial attach
-  std::unique_ptr<Spool> spool_;
+  std::unique_ptr<CollectorRing> ring_;
   std::unique_ptr<Recordings> recordings_;
-  std::unique_ptr<CollectorLink> link_;
+  std::thread ring_watch_;
+  std::mutex ring_watch_mu_;
+  std::condition_variable ring_watch_cv_;
+  bool ring_watch_stop_ = false;
   std::unique_ptr<AgentService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::vector<int> tcp_ports_;

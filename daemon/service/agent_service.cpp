@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "hook_decisions.h"
 #include "host_identity.h"
 #include "status_conversion.h"
@@ -16,8 +17,8 @@ using common::ToGrpc;
 }  // namespace
 
 AgentService::AgentService(const AgentConfig* config, const KernelFacts* facts,
-                           Recordings* recordings, Spool* spool, const CollectorLink* link)
-    : config_(config), facts_(facts), recordings_(recordings), spool_(spool), link_(link) {}
+                           Recordings* recordings, const CollectorRing* ring)
+    : config_(config), facts_(facts), recordings_(recordings), ring_(ring) {}
 
 grpc::Status AgentService::Probe(grpc::ServerContext*, const v1::ProbeRequest* request,
                                  v1::ProbeReply* reply) {
@@ -59,11 +60,12 @@ grpc::Status AgentService::Status(grpc::ServerContext*, const v1::AgentStatusReq
   reply->set_agent_version(NTPROF_VERSION);
   for (const std::string& s : recordings_->Running()) reply->add_recording_sessions(s);
   *reply->mutable_losses() = recordings_->Losses();
-  if (link_) {
-    reply->set_collector(link_->address());
-    reply->set_collector_connected(link_->connected());
+  // Several collectors: their addresses, comma-separated; connected = every one of them.
+  if (const auto members = ring_->Members(); !members.empty()) {
+    reply->set_collector(absl::StrJoin(members, ","));
+    reply->set_collector_connected(ring_->AllConnected());
   }
-  const SpoolStats s = spool_->Stats();
+  const SpoolStats s = ring_->Stats();
   reply->set_spool_batches(s.unacked_messages);
   reply->set_spool_bytes(s.unacked_bytes);
   reply->set_last_acked_seq(s.acked_seq);

@@ -1,23 +1,21 @@
 // AgentService: the Agent gRPC service (agent.proto) ntprofd serves on its unix socket and
-// optionally on TCP. The handlers only translate; the state is in Recordings, the Spool and the
-// CollectorLink.
+// optionally on TCP. The handlers only translate; the state is in Recordings and the CollectorRing
+// (the collectors' spools and links).
 #pragma once
 
 #include <functional>
 
-#include "collector_link.h"
+#include "collector_ring.h"
 #include "kernel_facts.h"
 #include "ntprof/v1/agent.grpc.pb.h"
 #include "recordings.h"
-#include "spool.h"
 
 namespace ntprof::agent {
 
 class AgentService final : public v1::Agent::Service {
  public:
-  // link may be null (no collector configured).
   AgentService(const AgentConfig* config, const KernelFacts* facts, Recordings* recordings,
-               Spool* spool, const CollectorLink* link);
+               const CollectorRing* ring);
 
   grpc::Status Probe(grpc::ServerContext*, const v1::ProbeRequest* request,
                      v1::ProbeReply* reply) override;
@@ -34,8 +32,7 @@ class AgentService final : public v1::Agent::Service {
   const AgentConfig* config_;
   const KernelFacts* facts_;
   Recordings* recordings_;
-  Spool* spool_;
-  const CollectorLink* link_;
+  const CollectorRing* ring_;
 };
 
 }  // namespace ntprof::agent

@@ -78,12 +78,9 @@ class Recordings::Sink : public BatchSink {
     records_ += static_cast<uint64_t>(b.records_size());
     ++batches_;
     if (recording_->spooled) {
-      v1::AgentMessage m;
-      m.mutable_batch()->set_session(recording_->settings.session());
-      *m.mutable_batch()->mutable_batch() = b;
-      auto seq = owner_->spool_->Append(std::move(m));
-      if (!seq.ok()) return seq.status();
-      b.set_seq(*seq);
+      // Split over the collectors by the ring; each spool numbers its share.
+      if (auto st = owner_->ring_->AppendBatch(recording_->settings.session(), b); !st.ok())
+        return st;
     }
     v1::RecordStreamMessage out;
     *out.mutable_batch() = std::move(b);
@@ -96,10 +93,9 @@ class Recordings::Sink : public BatchSink {
     t.mutable_losses()->set_spool_full(SpoolLoss());
     trailer_ = t;
     if (recording_->spooled) {
-      v1::AgentMessage m;
-      m.mutable_closed()->set_session(recording_->settings.session());
-      *m.mutable_closed()->mutable_trailer() = t;
-      if (auto seq = owner_->spool_->Append(std::move(m)); !seq.ok()) return seq.status();
+      if (auto st = owner_->ring_->AppendClosed(recording_->settings.session(), &t, "");
+          !st.ok())
+        return st;
     }
     v1::RecordStreamMessage out;
     *out.mutable_trailer() = t;
@@ -112,7 +108,7 @@ class Recordings::Sink : public BatchSink {
 
  private:
   uint64_t SpoolLoss() const {
-    return owner_->spool_->Stats().spool_full_lost - recording_->spool_full_at_start;
+    return owner_->ring_->Stats().spool_full_lost - recording_->spool_full_at_start;
   }
 
   Recordings* owner_;
@@ -123,24 +119,24 @@ class Recordings::Sink : public BatchSink {
 };
 
 std::filesystem::path Recordings::MarkerOf(const std::string& session) const {
-  return spool_->dir() / (session + ".recording");
+  return ring_->dir() / (session + ".recording");
 }
 
-Recordings::Recordings(AgentConfig config, agent::Spool* spool, const KernelFacts* facts)
-    : config_(std::move(config)), spool_(spool), facts_(facts) {
+Recordings::Recordings(AgentConfig config, CollectorRing* ring, const KernelFacts* facts)
+    : config_(std::move(config)), ring_(ring), facts_(facts) {
   std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(spool_->dir(), ec)) {
+  for (const auto& entry : std::filesystem::directory_iterator(ring_->dir(), ec)) {
     if (entry.path().extension() != ".recording") continue;
     const std::string session = entry.path().stem().string();
-    auto seq = spool_->DeclareLost(absl::StrCat("agent restarted while recording session ", session,
-                                                ": the records of its last interval were lost"));
-    if (seq.ok()) {
-      spdlog::warn("the last run stopped while recording session {}: declared seq {} lost", session,
-                   *seq);
+    auto st = ring_->DeclareLost(absl::StrCat("agent restarted while recording session ", session,
+                                              ": the records of its last interval were lost"));
+    if (st.ok()) {
+      spdlog::warn("the last run stopped while recording session {}: its last interval is lost",
+                   session);
       std::filesystem::remove(entry.path(), ec);
     } else {
       spdlog::error("cannot declare the loss of session {}: {}", session,
-                    std::string(seq.status().message()));
+                    std::string(st.message()));
     }
   }
 }
@@ -174,7 +170,7 @@ absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
   auto r = std::make_shared<Recording>();
   r->settings = settings;
   r->spooled = spooled;
-  r->spool_full_at_start = spool_->Stats().spool_full_lost;
+  r->spool_full_at_start = ring_->Stats().spool_full_lost;
   r->finished_future = r->finished.get_future().share();
   if (spooled) std::ofstream(MarkerOf(name)).close();
   running_[name] = r;
@@ -219,11 +215,10 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
     spdlog::error("session {}: cannot record: {}", s.session(),
                   std::string(recorder.status().message()));
     if (r->spooled) {
-      v1::AgentMessage m;
-      m.mutable_closed()->set_session(s.session());
-      m.mutable_closed()->set_error(std::string(recorder.status().message()));
-      if (auto seq = spool_->Append(std::move(m)); !seq.ok())
-        spdlog::error("spool: {}", std::string(seq.status().message()));
+      if (auto st = ring_->AppendClosed(s.session(), nullptr,
+                                        std::string(recorder.status().message()));
+          !st.ok())
+        spdlog::error("{}", std::string(st.message()));
     }
     r->started.set_value(recorder.status());
     finish(recorder.status());
@@ -238,11 +233,8 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
     for (auto& f : r->feeds) f->Push(header);
   }
   if (r->spooled) {
-    v1::AgentMessage m;
-    *m.mutable_opened()->mutable_header() = (*recorder)->header();
-    if (auto seq = spool_->Append(std::move(m)); !seq.ok()) {
-      spdlog::error("session {}: spool: {}", s.session(), std::string(seq.status().message()));
-    }
+    if (auto st = ring_->AppendOpened((*recorder)->header()); !st.ok())
+      spdlog::error("session {}: {}", s.session(), std::string(st.message()));
   }
   spdlog::info("session {}: recording {}/{}, 1 in {}, salt {}", s.session(), RoleName(config_.role),
                TransportName(config_.transport), s.sample_rate(), s.salt());
@@ -281,11 +273,9 @@ void Recordings::StartForCollector(const v1::RecordingSettings& settings) {
   auto r = Launch(settings, true);
   if (r.ok()) return;
   spdlog::error("session {}: {}", settings.session(), std::string(r.status().message()));
-  v1::AgentMessage m;
-  m.mutable_closed()->set_session(settings.session());
-  m.mutable_closed()->set_error(std::string(r.status().message()));
-  if (auto seq = spool_->Append(std::move(m)); !seq.ok())
-    spdlog::error("spool: {}", std::string(seq.status().message()));
+  if (auto st = ring_->AppendClosed(settings.session(), nullptr, std::string(r.status().message()));
+      !st.ok())
+    spdlog::error("{}", std::string(st.message()));
 }
 
 absl::StatusOr<v1::FileHeader> Recordings::StartLocal(const v1::RecordingSettings& settings) {
@@ -343,7 +333,7 @@ v1::LossCounters Recordings::Losses() const {
     AddLosses(r->losses, &total);
   }
   // Counted once for the agent (this run), not per recording.
-  total.set_spool_full(spool_->Stats().spool_full_lost);
+  total.set_spool_full(ring_->Stats().spool_full_lost);
   return total;
 }
 

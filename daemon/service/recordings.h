@@ -2,6 +2,8 @@
 // the spool, numbered) or by a local Agent.Start (delivered only to Agent.Record callers). One at a
 // time: a role's BPF programs attach once per machine.
 //
+// Collector recordings go to the CollectorRing, which splits them over the collectors' spools.
+//
 // A collector recording leaves a marker file "<session>.recording" in the spool directory while it
 // runs. A marker found at start-up means the agent died mid-recording: the interval it had not yet
 // written is gone, and that is declared in-band (a SequenceGap with the reason) before anything
@@ -22,7 +24,7 @@
 #include "ntprof/v1/agent.pb.h"
 #include "record_feed.h"
 #include "session_options.h"
-#include "spool.h"
+#include "collector_ring.h"
 
 namespace ntprof::agent {
 
@@ -38,7 +40,7 @@ struct AgentConfig {
 class Recordings {
  public:
   // Declares the losses of a recording an earlier run did not finish (see above).
-  Recordings(AgentConfig config, Spool* spool, const KernelFacts* facts);
+  Recordings(AgentConfig config, CollectorRing* ring, const KernelFacts* facts);
   ~Recordings();
 
   // The collector's StartRecording: SessionOpened, batches, SessionClosed go into the spool, or
@@ -71,7 +73,7 @@ class Recordings {
   std::filesystem::path MarkerOf(const std::string& session) const;
 
   AgentConfig config_;
-  agent::Spool* spool_;
+  CollectorRing* ring_;
   const KernelFacts* facts_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Recording>> running_;

@@ -1,0 +1,271 @@
+#include "collector_ring.h"
+
+#include "absl/strings/str_cat.h"
+#include "spdlog/spdlog.h"
+
+namespace ntprof::agent {
+
+std::string SpoolDirName(const std::string& address) {
+  std::string name;
+  for (char c : address) {
+    const bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '.' || c == '-';
+    name += plain ? c : '_';
+  }
+  return name.empty() || name[0] == '.' ? "_" + name : name;
+}
+
+CollectorRing::CollectorRing(CollectorRingOptions options, ChannelFn channel, HelloFn hello,
+                             CollectorLink::ControlFn control)
+    : options_(std::move(options)),
+      channel_(std::move(channel)),
+      hello_(std::move(hello)),
+      control_(std::move(control)) {}
+
+CollectorRing::~CollectorRing() { Stop(); }
+
+absl::StatusOr<std::unique_ptr<CollectorRing::Member>> CollectorRing::OpenMemberLocked(
+    const std::string& address) {
+  auto m = std::make_unique<Member>();
+  m->address = address;
+  SpoolOptions spool = options_.spool;
+  if (options_.spool_per_member && !address.empty()) spool.dir /= SpoolDirName(address);
+  auto opened = Spool::Open(spool);
+  if (!opened.ok()) return opened.status();
+  m->spool = std::move(*opened);
+  const SpoolStats s = m->spool->Stats();
+  spdlog::info("spool {}: epoch {:016x}, last seq {}, {} message(s) kept{}", spool.dir.string(),
+               s.epoch, s.last_seq, s.unacked_messages,
+               s.torn_frames ? absl::StrCat(", ", s.torn_frames, " damaged frame(s) cut off")
+                             : std::string());
+  if (!address.empty()) {
+    auto channel = channel_(address);
+    if (!channel.ok()) return channel.status();
+    Spool* raw = m->spool.get();
+    m->link = std::make_unique<CollectorLink>(
+        address, *channel, raw, [this, raw] { return hello_(*raw); }, control_);
+  }
+  return m;
+}
+
+void CollectorRing::StartLinkLocked(Member* member) {
+  if (member->link) member->link->Start();
+}
+
+absl::Status CollectorRing::SetMembers(std::vector<std::string> members) {
+  std::lock_guard lock(mu_);
+  common::HashRing ring(members);
+  std::vector<std::string> wanted = ring.members();
+  if (wanted.empty()) wanted.push_back("");  // no collector: one local spool
+  for (const std::string& address : wanted) {
+    auto it = members_.find(address);
+    if (it != members_.end()) {
+      if (!it->second->in_ring) spdlog::info("collector {} is back in the ring", address);
+      it->second->in_ring = true;
+      continue;
+    }
+    auto m = OpenMemberLocked(address);
+    if (!m.ok()) return m.status();
+    Member* member = m->get();
+    members_[address] = std::move(*m);
+    // Recordings running now: their SessionOpened comes before any record the new member owns.
+    for (const auto& [session, header] : open_sessions_) {
+      v1::AgentMessage opened;
+      *opened.mutable_opened()->mutable_header() = header;
+      if (auto st = AppendLocked(member, std::move(opened)); !st.ok()) return st;
+    }
+    if (started_) {
+      spdlog::info("collector {} joined the ring ({} member(s))", address, ring.members().size());
+      StartLinkLocked(member);
+    }
+  }
+  for (auto& [address, member] : members_) {
+    if (std::find(wanted.begin(), wanted.end(), address) != wanted.end()) continue;
+    if (member->in_ring) {
+      spdlog::info("collector {} left the ring: no new records go there; its link stays until its "
+                   "spool is drained",
+                   address);
+    }
+    member->in_ring = false;
+  }
+  ring_ = std::move(ring);
+  return absl::OkStatus();
+}
+
+void CollectorRing::Start() {
+  std::lock_guard lock(mu_);
+  started_ = true;
+  for (auto& [address, member] : members_) StartLinkLocked(member.get());
+}
+
+void CollectorRing::Stop() {
+  std::vector<CollectorLink*> links;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [address, member] : members_) {
+      if (member->link) links.push_back(member->link.get());
+    }
+  }
+  for (CollectorLink* link : links) link->Stop();
+}
+
+size_t CollectorRing::Retire() {
+  std::vector<std::unique_ptr<Member>> gone;
+  size_t retiring = 0;
+  {
+    std::lock_guard lock(mu_);
+    for (auto it = members_.begin(); it != members_.end();) {
+      Member& m = *it->second;
+      if (m.in_ring || m.spool->Stats().unacked_messages > 0) {
+        retiring += m.in_ring ? 0 : 1;
+        ++it;
+        continue;
+      }
+      spdlog::info("collector {}: spool drained, link closed", m.address);
+      gone.push_back(std::move(it->second));
+      it = members_.erase(it);
+    }
+  }
+  gone.clear();  // links stop outside the lock (their threads may be in a callback)
+  return retiring;
+}
+
+const std::string& CollectorRing::HomeLocked() const { return ring_.Owner(options_.home_key); }
+
+CollectorRing::Member* CollectorRing::RouteLocked(const std::string& key) {
+  const std::string& owner = ring_.empty() ? std::string() : ring_.Owner(key);
+  auto it = members_.find(owner);
+  return it == members_.end() ? nullptr : it->second.get();
+}
+
+std::string CollectorRing::OwnerOf(const v1::Record& record) const {
+  std::lock_guard lock(mu_);
+  return ring_.Owner(record.subsys_nqn().empty() ? options_.home_key : record.subsys_nqn());
+}
+
+std::string CollectorRing::HomeMember() const {
+  std::lock_guard lock(mu_);
+  return HomeLocked();
+}
+
+std::vector<std::string> CollectorRing::Members() const {
+  std::lock_guard lock(mu_);
+  return ring_.members();
+}
+
+absl::Status CollectorRing::AppendLocked(Member* member, v1::AgentMessage message) {
+  auto seq = member->spool->Append(std::move(message));
+  if (!seq.ok()) {
+    return absl::Status(seq.status().code(),
+                        absl::StrCat("spool of collector ", member->address.empty() ? "(none)"
+                                                                                     : member->address,
+                                     ": ", seq.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CollectorRing::AppendOpened(const v1::FileHeader& header) {
+  std::lock_guard lock(mu_);
+  open_sessions_[header.session()] = header;
+  absl::Status result;
+  for (auto& [address, member] : members_) {
+    if (!member->in_ring) continue;
+    v1::AgentMessage m;
+    *m.mutable_opened()->mutable_header() = header;
+    result.Update(AppendLocked(member.get(), std::move(m)));
+  }
+  return result;
+}
+
+absl::Status CollectorRing::AppendBatch(const std::string& session, const v1::RecordBatch& batch) {
+  std::lock_guard lock(mu_);
+  Member* home = RouteLocked(options_.home_key);
+  std::map<Member*, v1::AgentMessage> out;
+  auto message_for = [&](Member* member) -> v1::RecordBatch* {
+    v1::AgentMessage& m = out[member];
+    m.mutable_batch()->set_session(session);
+    return m.mutable_batch()->mutable_batch();
+  };
+  if (home) {
+    v1::RecordBatch* b = message_for(home);
+    *b->mutable_counters() = batch.counters();
+    if (batch.has_losses()) *b->mutable_losses() = batch.losses();
+  }
+  for (const v1::Record& r : batch.records()) {
+    Member* owner = RouteLocked(r.subsys_nqn().empty() ? options_.home_key : r.subsys_nqn());
+    if (!owner) continue;  // cannot happen: the ring's members all have a spool
+    *message_for(owner)->add_records() = r;
+  }
+  absl::Status result;
+  for (auto& [member, m] : out) result.Update(AppendLocked(member, std::move(m)));
+  return result;
+}
+
+absl::Status CollectorRing::AppendClosed(const std::string& session,
+                                         const v1::FileTrailer* trailer, const std::string& error) {
+  std::lock_guard lock(mu_);
+  open_sessions_.erase(session);
+  const Member* home = RouteLocked(options_.home_key);
+  absl::Status result;
+  for (auto& [address, member] : members_) {
+    if (!member->in_ring) continue;
+    v1::AgentMessage m;
+    m.mutable_closed()->set_session(session);
+    if (!error.empty()) m.mutable_closed()->set_error(error);
+    if (trailer) {
+      v1::FileTrailer t = *trailer;
+      // Counts are the collector's to write (it counts what its file holds); losses are counted
+      // once, at home.
+      if (member.get() != home) t.clear_losses();
+      *m.mutable_closed()->mutable_trailer() = std::move(t);
+    }
+    result.Update(AppendLocked(member.get(), std::move(m)));
+  }
+  return result;
+}
+
+absl::Status CollectorRing::DeclareLost(const std::string& reason) {
+  std::lock_guard lock(mu_);
+  absl::Status result;
+  for (auto& [address, member] : members_) {
+    auto seq = member->spool->DeclareLost(reason);
+    if (!seq.ok()) {
+      result.Update(seq.status());
+    } else {
+      spdlog::warn("{}: declared seq {} lost{}", reason, *seq,
+                   address.empty() ? std::string() : absl::StrCat(" to ", address));
+    }
+  }
+  return result;
+}
+
+SpoolStats CollectorRing::Stats() const {
+  std::lock_guard lock(mu_);
+  SpoolStats total;
+  const std::string& home = ring_.empty() ? std::string() : HomeLocked();
+  for (const auto& [address, member] : members_) {
+    const SpoolStats s = member->spool->Stats();
+    if (address == home) {
+      total.epoch = s.epoch;
+      total.last_seq = s.last_seq;
+      total.acked_seq = s.acked_seq;
+    }
+    total.unacked_messages += s.unacked_messages;
+    total.unacked_bytes += s.unacked_bytes;
+    total.disk_bytes += s.disk_bytes;
+    total.spool_full_lost += s.spool_full_lost;
+    total.spool_full_messages += s.spool_full_messages;
+    total.torn_frames += s.torn_frames;
+  }
+  return total;
+}
+
+bool CollectorRing::AllConnected() const {
+  std::lock_guard lock(mu_);
+  for (const auto& [address, member] : members_) {
+    if (member->in_ring && member->link && !member->link->connected()) return false;
+  }
+  return true;
+}
+
+}  // namespace ntprof::agent
