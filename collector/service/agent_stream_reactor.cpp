@@ -1,13 +1,17 @@
 #include "agent_stream_reactor.h"
 
+#include <algorithm>
+#include <set>
+
 #include "spdlog/spdlog.h"
 #include "status_conversion.h"
 
 namespace ntprof::collector {
 
 AgentStreamReactor::AgentStreamReactor(grpc::CallbackServerContext* context,
-                                       SessionRegistry* registry, CollectorMetrics* metrics)
-    : context_(context), registry_(registry), metrics_(metrics) {
+                                       SessionRegistry* registry, CollectorMetrics* metrics,
+                                       CollectorPeers* peers)
+    : context_(context), registry_(registry), metrics_(metrics), peers_(peers) {
   StartRead(&in_);
 }
 
@@ -29,7 +33,9 @@ void AgentStreamReactor::OnReadDone(bool ok) {
       return;
     }
     attached_ = true;  // the registry sent the Welcome through Send()
+    hello_ = in_.hello();
   } else {
+    if (peers_ && in_.has_opened()) AdoptSession(in_.opened().header());
     auto ack = registry_->Ingest(this, in_);
     if (!ack.ok()) {
       Fail(common::ToGrpc(ack.status()));
@@ -40,6 +46,49 @@ void AgentStreamReactor::OnReadDone(bool ok) {
     Send(reply);
   }
   StartRead(&in_);
+}
+
+void AgentStreamReactor::AdoptSession(const v1::FileHeader& header) {
+  const std::string& name = header.session();
+  const v1::ListSessionsReply here = registry_->List();  // once per recording and agent: cheap
+  std::set<std::string> connected;
+  for (const auto& a : here.agents()) connected.insert(a.hostname());
+  for (const auto& s : here.sessions()) {
+    if (s.name() == name) return;
+  }
+  v1::StartSessionRequest request;
+  request.set_name(name);
+  request.set_sample_rate(header.sample_rate());
+  request.set_salt(header.salt());
+  std::set<std::string> hosts, targets;
+  (hello_.role() == v1::ROLE_HOST ? hosts : targets).insert(hello_.hostname());
+  std::vector<std::string> errors;
+  for (const auto& [peer, reply] : peers_->List(&errors)) {
+    for (const auto& info : reply.sessions()) {
+      if (info.name() != name) continue;
+      if (info.duration_s() != 0) {
+        const int64_t end_ns = static_cast<int64_t>(info.start_wall_ns()) +
+                               int64_t{info.duration_s()} * 1'000'000'000;
+        request.set_duration_s(static_cast<uint32_t>(
+            std::max<int64_t>(1, (end_ns - registry_->Now() + 999'999'999) / 1'000'000'000)));
+      }
+      // The agents it chose that are connected here too (a start must name connected ones).
+      for (const auto& a : info.agents()) {
+        if (!a.refusal().empty() || connected.count(a.hostname()) == 0) continue;
+        (a.role() == v1::ROLE_HOST ? hosts : targets).insert(a.hostname());
+      }
+    }
+  }
+  for (const auto& h : hosts) request.add_hosts(h);
+  for (const auto& t : targets) request.add_targets(t);
+  auto started = registry_->StartSession(request);
+  if (started.ok()) {
+    spdlog::info("session {}: taken over from the ring ({}'s recording opened here first)", name,
+                 hello_.hostname());
+  } else if (started.status().code() != absl::StatusCode::kAlreadyExists) {
+    spdlog::warn("session {}: cannot take it over from the ring: {}", name,
+                 std::string(started.status().message()));
+  }
 }
 
 void AgentStreamReactor::Send(const v1::CollectorMessage& message) {

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "agent_channel.h"
+#include "collector_peers.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "session_registry.h"
 
@@ -21,8 +22,9 @@ class AgentStreamReactor final
     : public grpc::ServerBidiReactor<v1::AgentMessage, v1::CollectorMessage>,
       public AgentChannel {
  public:
+  // peers: the other collectors of a ring (null: none); see AdoptSession.
   AgentStreamReactor(grpc::CallbackServerContext* context, SessionRegistry* registry,
-                     CollectorMetrics* metrics);
+                     CollectorMetrics* metrics, CollectorPeers* peers = nullptr);
 
   void Send(const v1::CollectorMessage& message) override;
 
@@ -33,11 +35,17 @@ class AgentStreamReactor final
 
  private:
   void Fail(const grpc::Status& status);
+  // In a ring, an agent's SessionOpened may arrive before the session's start was forwarded here,
+  // or at a collector that joined the ring mid-session: the session is registered from what the
+  // peers know of it (agents, duration), else from the header, so no record of it is dropped.
+  void AdoptSession(const v1::FileHeader& header);
   void NextWriteLocked();
 
   grpc::CallbackServerContext* context_;
   SessionRegistry* registry_;
   CollectorMetrics* metrics_;
+  CollectorPeers* peers_;
+  v1::AgentHello hello_;
   v1::AgentMessage in_;
   bool attached_ = false;
 

@@ -63,7 +63,15 @@ absl::Status CollectorServer::Start() {
   auto registry = SessionRegistry::Open(registry_options, &metrics_counters_);
   if (!registry.ok()) return registry.status();
   registry_ = std::move(*registry);
-  service_ = std::make_unique<CollectorService>(registry_.get(), &metrics_counters_);
+  peers_ = std::make_unique<CollectorPeers>(PeerOptions{
+      .peers = options_.peers,
+      .peers_file = options_.peers_file,
+      .tls = {.tls_ca = options_.tls.ca_file,
+              .tls_cert = options_.tls.cert_file,
+              .tls_key = options_.tls.key_file},
+      .scratch_dir = std::filesystem::path(options_.data_dir) / "scratch"});
+  service_ =
+      std::make_unique<CollectorService>(registry_.get(), &metrics_counters_, peers_.get());
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

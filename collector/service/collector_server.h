@@ -36,6 +36,9 @@ struct ServerOptions {
   std::string clickhouse_table = "ntprof.commands";
   size_t clickhouse_queue_rows = 1'000'000;
   size_t clickhouse_batch_rows = 10'000;
+  // The other collectors of a ring (docs/control-plane.md, "Several collectors").
+  std::vector<std::string> peers;
+  std::string peers_file;
 };
 
 class CollectorServer {
@@ -59,6 +62,7 @@ class CollectorServer {
   CollectorMetrics metrics_counters_;
   std::unique_ptr<clickhouse::RowWriter> fleet_;  // outlives the registry that feeds it
   std::unique_ptr<SessionRegistry> registry_;
+  std::unique_ptr<CollectorPeers> peers_;
   std::unique_ptr<CollectorService> service_;
   std::unique_ptr<grpc::Server> server_;
   MetricsHttpServer metrics_;

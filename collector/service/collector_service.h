@@ -1,8 +1,11 @@
 // The gRPC face of the collector (callback API): each handler translates and hands the work to the
-// SessionRegistry; streaming calls get their own reactor (agent channel, watch, export).
+// SessionRegistry; streaming calls get their own reactor (agent channel, watch, export). In a ring
+// of collectors (CollectorPeers) sessions, lists, reports, compares and exports cover the peers
+// too; watch covers this collector's share only.
 #pragma once
 
 #include "collector_metrics.h"
+#include "collector_peers.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "session_registry.h"
 
@@ -10,8 +13,10 @@ namespace ntprof::collector {
 
 class CollectorService final : public v1::Collector::CallbackService {
  public:
-  CollectorService(SessionRegistry* registry, CollectorMetrics* metrics)
-      : registry_(registry), metrics_(metrics) {}
+  // peers may be null (a collector alone).
+  CollectorService(SessionRegistry* registry, CollectorMetrics* metrics,
+                   CollectorPeers* peers = nullptr)
+      : registry_(registry), metrics_(metrics), peers_(peers) {}
 
   grpc::ServerBidiReactor<v1::AgentMessage, v1::CollectorMessage>* Connect(
       grpc::CallbackServerContext* context) override;
@@ -36,8 +41,17 @@ class CollectorService final : public v1::Collector::CallbackService {
                                                       const v1::ExportRequest* request) override;
 
  private:
+  struct Gathered {
+    StoredSession session;
+    std::shared_ptr<const std::filesystem::path> scratch;  // the peers' files, while needed
+  };
+  // The session's stored files here and, unless the call was forwarded, on every peer.
+  absl::StatusOr<Gathered> Gather(grpc::CallbackServerContext* context, const std::string& name);
+  CollectorPeers* FleetPeers(grpc::CallbackServerContext* context) const;
+
   SessionRegistry* registry_;
   CollectorMetrics* metrics_;
+  CollectorPeers* peers_;
 };
 
 }  // namespace ntprof::collector

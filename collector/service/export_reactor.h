@@ -3,6 +3,8 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <memory>
+
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "session_reports.h"
 
@@ -10,7 +12,11 @@ namespace ntprof::collector {
 
 class ExportReactor final : public grpc::ServerWriteReactor<v1::ExportMessage> {
  public:
-  explicit ExportReactor(StoredSession session) : export_(std::move(session)) { WriteNext(); }
+  // keep: what must outlive the export (the scratch directory of files fetched from peers).
+  explicit ExportReactor(StoredSession session, std::shared_ptr<const void> keep = nullptr)
+      : export_(std::move(session)), keep_(std::move(keep)) {
+    WriteNext();
+  }
 
   void OnWriteDone(bool ok) override {
     if (!ok) {
@@ -25,6 +31,7 @@ class ExportReactor final : public grpc::ServerWriteReactor<v1::ExportMessage> {
   void WriteNext();
 
   SessionExport export_;
+  std::shared_ptr<const void> keep_;
   v1::ExportMessage current_;
 };
 

@@ -35,8 +35,19 @@ away they wait (up to --clickhouse-queue rows, then the oldest are dropped and c
 collector that starts reloads into ClickHouse every session whose rows may not all be there;
 ClickHouse keeps one row per command, so a reload adds nothing twice.
 
+Several collectors share a fleet (a ring): every agent gets all of them (ntprofd serve
+--collector A --collector B, or --ring-file) and sends each record to the collector that owns its
+subsystem on a consistent-hash ring, so both halves of a command meet at one collector. Each
+collector names the others with --peer (or --peers-file, re-read at every use): ntprofctl may
+then ask any of them. Start and stop reach every collector, status lists the whole fleet, report,
+compare and export cover every collector's records (fetched from the peers with Export); watch
+shows the records of the collector asked only. Peers are dialled with this collector's --tls-ca,
+--tls-cert and --tls-key (plaintext on localhost and unix sockets).
+
 Examples:
   ntprof-collector --data-dir /tmp/ntprof
+  ntprof-collector --listen 0.0.0.0:7420 --peer c2:7420 --peer c3:7420 \
+      --tls-cert c1.pem --tls-key c1.key --tls-ca ca.pem   # one of three; c2, c3 name the others
   ntprof-collector --clickhouse http://localhost:8123            # rows into ntprof.commands
   ntprof-collector --clickhouse-table ntprof.commands --print-schema | clickhouse-client -n
   ntprof-collector --listen unix:///run/ntprof/collector.sock --listen 0.0.0.0:7420 \
@@ -55,6 +66,11 @@ Examples:
   app.add_flag("--require-client-cert", options.tls.require_client_cert,
                "Refuse clients without a certificate signed by --tls-ca (mutual TLS)");
   app.add_flag("--insecure", options.tls.insecure, "Allow plaintext on non-local addresses");
+  app.add_option("--peer", options.peers,
+                 "HOST:PORT of another collector of the ring (repeatable, or a comma list)");
+  app.add_option("--peers-file", options.peers_file,
+                 "FILE naming more peers (one per line or comma-separated, # comments), re-read "
+                 "at every use: a collector added to the ring is asked from then on");
   app.add_option("--join-window", options.join_window_s,
                  "Seconds a half waits live for its other half")
       ->default_str("10")

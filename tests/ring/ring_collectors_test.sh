@@ -1,0 +1,143 @@
+#!/bin/bash
+# Several collectors (issue 17): real ntprof-collector processes sharing a fleet's subsystems on a
+# consistent-hash ring, and ring_fleet's 8 hosts x 4 targets x 16 subsystems streaming through
+# ntprofd's own CollectorRing (spool and link per collector). SCENARIO:
+#   union  two collectors: the session's report asked of either one = the file report of every
+#          record the agents sent (groups, records, losses), and status lists the whole fleet
+#   kill   the same while one collector is killed with -9 mid-session and restarted: every
+#          record once (no loss, no duplicate), the report still the file report
+#   grow   a third collector joins the ring mid-session (ring file and peers files change):
+#          nothing lost, and the new collector holds only subsystems it owns on the new ring
+# usage: ring_collectors_test.sh NTPROFCTL NTPROF_COLLECTOR RING_FLEET union|kill|grow
+set -u
+ctl=$1 collector=$2 fleet=$3 scenario=$4
+work=$(mktemp -d /tmp/ntprof-ring.XXXXXX)
+declare -A cpid
+fleet_pid=
+cleanup() {
+  [ -n "$fleet_pid" ] && kill -9 "$fleet_pid" 2>/dev/null
+  for p in "${cpid[@]}"; do kill -9 "$p" 2>/dev/null; done
+  wait 2>/dev/null
+  [ -n "${NTPROF_KEEP:-}" ] || rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  for f in "$work"/*.log; do echo "--- $f"; tail -15 "$f"; done
+  exit 1
+}
+addr() { echo "unix:$work/c$1.sock"; }
+ctl_at() { local n=$1; shift; NTPROF_COLLECTOR=$(addr "$n") "$ctl" "$@"; }  # ntprofctl asking collector N
+members() {  # N...: the ring file and every collector's peers file
+  : >"$work/ring"
+  for i in "$@"; do addr "$i" >>"$work/ring"; done
+  for i in "$@"; do grep -v "^$(addr "$i")\$" "$work/ring" >"$work/peers$i"; done
+}
+start_collector() {  # N
+  "$collector" --listen "$(addr "$1")" --data-dir "$work/data$1" --metrics-listen "" \
+      --peers-file "$work/peers$1" >>"$work/c$1.log" 2>&1 &
+  cpid[$1]=$!
+  for _ in $(seq 100); do
+    ctl_at $1 status >/dev/null 2>&1 && return
+    sleep 0.1
+  done
+  fail "collector $1 did not come up"
+}
+wait_for() {  # seconds, description, command...
+  local deadline=$((SECONDS + $1)) what=$2; shift 2
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || fail "timed out: $what"
+    sleep 0.2
+  done
+}
+streams_at() {  # N, count: collector N's status lists COUNT agent streams (the whole ring's)
+  [ "$(ctl_at $1 status 2>/dev/null | grep -c 'acked seq')" -ge "$2" ]
+}
+fleet_says() { grep -q "$1" "$work/fleet.log"; }
+# The parts of a JSON report that are about the records (not titles, notes or sources).
+same_report() {  # collector N: its report of the session = the file report of what was sent
+  ctl_at $1 report ring -o json >"$work/report$1.json" ||
+    fail "report from collector $1"
+  python3 - "$work/files.json" "$work/report$1.json" <<'PY' || fail "collector $1's report differs from the file report"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for key in ("groups", "records", "losses", "sample_rate", "transport"):
+    if a[key] != b[key]:
+        print(f"{key}:\n files:   {json.dumps(a[key])[:600]}\n session: {json.dumps(b[key])[:600]}")
+        sys.exit(1)
+r = a["records"]
+print(f"  records {r['host']} host, {r['target']} target, {r['matched']} matched (file report)")
+PY
+}
+
+agents=12   # 8 hosts + 4 targets
+seconds=8
+members 1 2
+start_collector 1
+start_collector 2
+"$fleet" stream "$work/ring" "$work/spool" "$work/out" ring "$seconds" >"$work/fleet.log" 2>&1 &
+fleet_pid=$!
+wait_for 20 "every agent connects to both collectors" streams_at 1 $((2 * agents))
+ctl_at 1 start ring -s 1 >"$work/start.log" 2>&1 || fail "start: $(cat "$work/start.log")"
+wait_for 20 "the agents record" fleet_says recording
+echo "ok:   session ring started through collector 1 reaches every agent on both collectors"
+
+case $scenario in
+  union) ;;
+  kill)
+    sleep 2
+    kill -9 "${cpid[2]}"; wait "${cpid[2]}" 2>/dev/null
+    echo "      collector 2 killed (-9) mid-session"
+    sleep 1.5
+    start_collector 2
+    echo "      collector 2 restarted"
+    ;;
+  grow)
+    sleep 2
+    members 1 2 3
+    start_collector 3
+    wait_for 20 "the agents connect to collector 3" streams_at 3 $((3 * agents))
+    echo "ok:   collector 3 joined the ring mid-session"
+    ;;
+  *) fail "unknown scenario $scenario" ;;
+esac
+
+wait_for 60 "every collector acks every message" fleet_says "^sent "
+sent=$(sed -n 's/^sent //p' "$work/fleet.log")
+ctl_at 1 stop ring >/dev/null || fail "stop"
+"$ctl" report "$work/out/" -o json >"$work/files.json" || fail "file report"
+read -r host target matched < <(python3 -c "
+import json; r = json.load(open('$work/files.json'))['records']; print(r['host'], r['target'], r['matched'])")
+[ $((host + target)) = "$sent" ] || fail "the file report has $host + $target records, the agents sent $sent"
+[ "$host" = "$matched" ] || fail "the file report matched $matched of $host"
+same_report 1
+same_report 2
+[ "$scenario" = grow ] && same_report 3
+echo "ok:   the session's report from each collector = the file report of the $sent records sent"
+
+# Every record exactly once across the ring: the collectors' own files, counted by identity.
+total=0
+for d in "$work"/data*/sessions/ring; do
+  n=$("$ctl" report "$d/" -o json 2>/dev/null | python3 -c "
+import json, sys; r = json.load(sys.stdin)['records']; print(r['host'] + r['target'])")
+  echo "      $(basename "$(dirname "$(dirname "$d")")"): ${n:-0} records"
+  total=$((total + ${n:-0}))
+done
+[ "$total" = "$sent" ] || fail "the collectors hold $total records, the agents sent $sent"
+echo "ok:   the collectors hold $total records together: each once"
+
+if [ "$scenario" = grow ]; then
+  ring3=$(paste -sd, "$work/ring")
+  out=$("$fleet" owners "$ring3" "$(addr 3)" "$work"/data3/sessions/ring/*.ntp) ||
+    fail "collector 3 holds records it does not own: $out"
+  echo "ok:   collector 3 holds only its own subsystems ($out)"
+  n3=$(echo "$out" | awk '{print $4}')
+  [ "${n3:-0}" -gt 0 ] || fail "collector 3 got no subsystem"
+  [ "$n3" -lt 40 ] || fail "collector 3 got $n3 of 64 subsystems: more than its share"
+fi
+# Status asked of any collector lists every collector's agent streams.
+n=$(ctl_at 2 status | grep -c 'acked seq')
+[ "$n" = $((agents * $([ "$scenario" = grow ] && echo 3 || echo 2))) ] ||
+  fail "status at collector 2 lists $n agent streams"
+echo "ok:   status at collector 2 lists the $n agent streams of the whole ring"
+echo "all ring scenarios ($scenario) passed"
