@@ -3,7 +3,7 @@
 
 Exits 0 when the report from ClickHouse (ntprofctl report --clickhouse -o json) says what the file
 report of the same records says: every group's stages, components and percentiles, and (unless
---groups-only) the record counts. What the fleet store does not hold is left out of the
+--groups-only) the record counts, and the slowest commands when asked for. What the fleet store does not hold is left out of the
 comparison: throughput (device counters), the agents' losses, the span of the recording and the
 notes. --op keeps only the file report's groups of that operation (a --class selection)."""
 import json
@@ -37,6 +37,8 @@ def main():
             problems.append(f"{len(a)} groups from ClickHouse, {len(b)} from the files")
     if not groups_only and fleet["records"] != files["records"]:
         problems.append(f"records: {fleet['records']} != {files['records']}")
+    if fleet.get("slowest") != files.get("slowest"):
+        problems.append(f"slowest: {fleet.get('slowest')} != {files.get('slowest')}")
     for p in problems[:20]:
         print(p)
     return 1 if problems else 0

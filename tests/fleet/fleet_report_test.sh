@@ -34,6 +34,12 @@ wait_for 20 "1000 rows in ClickHouse" answer_is 1 "$count" 1000 &&
 files=("$work/run1/host1.ntp" "$work/run1/target1.ntp" "$work/run2/host2.ntp" "$work/run2/target2.ntp")
 "$ctl" report "${files[@]}" -o json >"$work/files.json" || fail "file report"
 "$ctl" report --clickhouse "${CH_URL[1]}" fleet -o json >"$work/fleet.json" || fail "report --clickhouse"
+# The collector's own files of the session carry each agent's name and clock, as ntprofd's do.
+"$ctl" report "$work"/c1/sessions/fleet/*.ntp "$work"/c2/sessions/fleet/*.ntp --slowest 5 -o json \
+  >"$work/files-slowest.json"
+"$ctl" report --clickhouse "${CH_URL[1]}" fleet --slowest 5 -o json >"$work/fleet-slowest.json" &&
+  "$here/compare_reports.py" "$work/fleet-slowest.json" "$work/files-slowest.json" &&
+  ok "--slowest 5 = that of the collectors' files of the session: the same commands, stages and wall times"
 "$here/compare_reports.py" "$work/fleet.json" "$work/files.json" &&
   ok "report from ClickHouse (both collectors) = the file report of the four files"
 "$ctl" report --clickhouse "${CH_URL[2]}" -o json >"$work/fleet-any.json" &&
@@ -59,11 +65,12 @@ now=$(date -u +%s)
 out=$("$ctl" report --clickhouse "${CH_URL[1]}" --to 2020-01-01T00:00:00Z 2>&1)
 [ $? = 2 ] && grep -q "no commands" <<<"$out" && ok "a range without commands: exit 2, $out" ||
   fail "empty range: $out"
-"$ctl" report --clickhouse "${CH_URL[1]}" fleet --detail --slowest 3 | grep -q "largest: storage" &&
-  ok "text report with --detail --slowest from ClickHouse"
+text=$("$ctl" report --clickhouse "${CH_URL[1]}" fleet --detail --slowest 3 2>&1)
+grep -q "largest: storage" <<<"$text" && grep -q "slowest" <<<"$text" &&
+  ok "text report with --detail --slowest from ClickHouse" || fail "text report: $text"
 "$ctl" compare --clickhouse "${CH_URL[1]}" --base-from $((now - 3600)) --base-to $((now + 60)) \
   --from $((now - 3600)) --to $((now + 60)) | grep -q "read 4KiB" &&
-  ok "compare --clickhouse of two time ranges"
+  ok "compare --clickhouse of two time ranges" || fail "compare --clickhouse"
 
 [ "$failures" = 0 ] && echo "all fleet report checks passed"
 exit "$failures"
