@@ -20,6 +20,9 @@ packages=(
   # fleet store: the collector writes joined commands to ClickHouse over HTTP (libcurl); the tests
   # start Debian's clickhouse-server themselves (tests/fleet/)
   libcurl4-openssl-dev clickhouse-server clickhouse-client
+  # real SPDK v23.01.1 built by the tests (tests/spdk/real/build_spdk.sh; Debian's DPDK)
+  libdpdk-dev libaio-dev libnuma-dev libibverbs-dev librdmacm-dev uuid-dev libncurses-dev
+  python3-pyelftools nasm meson autoconf automake libtool
   # test bed: image build and VMs
   debootstrap cpio e2fsprogs qemu-system-x86 openssh-client iproute2 util-linux
   # tools the tests drive on this machine (chromium renders the HTML report headless)

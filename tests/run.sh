@@ -34,6 +34,25 @@ mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/ker
 # --timeout: a hung test fails after 5 minutes instead of holding CI
 ctest --test-dir "$build" --output-on-failure -j2 --timeout 300
 
+# Real SPDK (v23.01.1 with deploy/spdk/v23.01.1/ntprof-probes.patch): built once per (tarball,
+# patches) into a cache outside the clone, which takes about 20 minutes on 2 cores.
+# NTPROF_SPDK=build builds it when it is not cached; auto (the default) runs the SPDK tests only
+# when a build is cached; skip never. The tarball: $NTPROF_SPDK_TARBALL, else the first
+# spdk-23.01.1.tar.xz in a folder beside the clone or beside its parent.
+spdk_mode=${NTPROF_SPDK:-auto}
+spdk_cache=${NTPROF_SPDK_CACHE:-/var/cache/ntprof-spdk}
+spdk_tarball=${NTPROF_SPDK_TARBALL:-$(ls "$repo"/../*/spdk-23.01.1.tar.xz "$repo"/../../*/spdk-23.01.1.tar.xz 2>/dev/null | head -1)}
+if [ "$spdk_mode" != skip ] && [ -n "$spdk_tarball" ]; then
+  if [ "$spdk_mode" = build ] || "$repo/tests/spdk/real/build_spdk.sh" --cached "$spdk_tarball" "$spdk_cache" >/dev/null 2>&1; then
+    step "real SPDK: build (cached in $spdk_cache) and nvmf_tgt + perf recorded by ntprofd"
+    spdk_tree=$("$repo/tests/spdk/real/build_spdk.sh" "$spdk_tarball" "$spdk_cache")
+    "$repo/tests/spdk/real/spdk_pair_test.sh" "$spdk_tree" "$build/daemon/ntprofd" "$build/client/ntprofctl" \
+      "$build/test-output/spdk"
+  else
+    step "real SPDK: skipped (no cached build in $spdk_cache; NTPROF_SPDK=build builds it, ~20 min)"
+  fi
+fi
+
 if [ "${NTPROF_SKIP_TESTBED:-0}" != 1 ] && [ -x "$repo/tests/testbed/run-scenarios.sh" ]; then
   step "test bed scenarios"
   "$repo/tests/testbed/run-scenarios.sh" "$build"
