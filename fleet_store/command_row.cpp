@@ -218,24 +218,25 @@ absl::StatusOr<StoredCommand> DecodeRow(absl::string_view line) {
   const auto transport = TransportByName(Unescape(f[6]));
   id.set_transport(transport.value_or(v1::TRANSPORT_UNKNOWN));
   id.set_subsys_nqn(Unescape(f[7]));
-  uint32_t u32 = 0;
-  uint64_t u64 = 0;
-  ok = ok && Number(f[8], &u32);
-  id.set_cntlid(u32);
-  ok = ok && Number(f[9], &u32);
-  id.set_qid(u32);
-  ok = ok && Number(f[10], &u32);
-  id.set_cid(u32);
-  ok = ok && Number(f[11], &u32);
-  id.set_opcode(u32);
-  ok = ok && Number(f[13], &u32);
-  id.set_nsid(u32);
-  ok = ok && Number(f[14], &u64);
-  id.set_slba(u64);
-  ok = ok && Number(f[15], &u32);
-  id.set_nlb(u32);
-  ok = ok && Number(f[16], &u32);
-  id.set_bytes(u32);
+  // Each reads column i as a number; a column that is not one makes the row unreadable.
+  auto u32 = [&](size_t i) {
+    uint32_t v = 0;
+    ok = Number(f[i], &v) && ok;
+    return v;
+  };
+  auto u64 = [&](size_t i) {
+    uint64_t v = 0;
+    ok = Number(f[i], &v) && ok;
+    return v;
+  };
+  id.set_cntlid(u32(8));
+  id.set_qid(u32(9));
+  id.set_cid(u32(10));
+  id.set_opcode(u32(11));
+  id.set_nsid(u32(13));
+  id.set_slba(u64(14));
+  id.set_nlb(u32(15));
+  id.set_bytes(u32(16));
   for (int s = 0; s < 2; ++s) {
     const bool wanted = side == "joined" || side == (s == 0 ? "host" : "target");
     if (!wanted) continue;
@@ -244,14 +245,11 @@ absl::StatusOr<StoredCommand> DecodeRow(absl::string_view line) {
     r.set_role(s == 0 ? v1::ROLE_HOST : v1::ROLE_TARGET);
     r.set_agent(Unescape(f[base]));
     r.set_device(Unescape(f[base + 1]));
-    ok = ok && Number(f[base + 2], &u32);
-    r.set_stack(static_cast<v1::Stack>(u32));
-    ok = ok && Number(f[base + 3], &u32);
-    r.set_flags(u32);
-    ok = ok && Number(f[base + 4], &u32);
-    r.set_status(u32);
-    ok = ok && Number(f[base + 5], s == 0 ? &c.context.host_clock_ns : &c.context.target_clock_ns);
-    ok = ok && ParseStamps(f[base + 6], &r);
+    r.set_stack(static_cast<v1::Stack>(u32(base + 2)));
+    r.set_flags(u32(base + 3));
+    r.set_status(u32(base + 4));
+    ok = Number(f[base + 5], s == 0 ? &c.context.host_clock_ns : &c.context.target_clock_ns) && ok;
+    ok = ParseStamps(f[base + 6], &r) && ok;
     (s == 0 ? c.host : c.target) = std::move(r);
   }
   if (!ok || (!c.host && !c.target)) {
