@@ -7,6 +7,7 @@
 #   chq K SQL                   runs SQL on server K, prints the answer (TabSeparated)
 #   create_fleet_tables COLLECTOR   on every server: ntprof.commands_local (the collector's
 #                               --print-schema) and ntprof.commands, a Distributed table over all
+#   start_sharded_store COLLECTOR   both of the above for two shards
 work=$(mktemp -d)
 pids=()
 cleanup() {
@@ -99,6 +100,13 @@ create_fleet_tables() {  # COLLECTOR
     chq "$k" "CREATE TABLE IF NOT EXISTS ntprof.commands AS ntprof.commands_local
               ENGINE = Distributed(fleet, ntprof, commands_local, command_key)" || return 1
   done
+}
+
+# start_sharded_store COLLECTOR: two servers as two shards and the tables on both.
+start_sharded_store() {
+  start_clickhouse_shards 2 || return 1
+  create_fleet_tables "$1" || { fail "cannot create the tables"; return 1; }
+  ok "clickhouse-server $(chq 1 'SELECT version()') x2, Distributed table ntprof.commands over both"
 }
 
 # start_collector NAME ARGS...: an ntprof-collector on a unix socket in $work (its data dir

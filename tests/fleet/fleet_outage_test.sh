@@ -12,9 +12,7 @@ here=$(dirname "$0")
 # shellcheck source=clickhouse_servers.sh
 source "$here/clickhouse_servers.sh"
 
-start_clickhouse_shards 2 || exit 1
-create_fleet_tables "$collector" || { fail "cannot create the tables"; exit 1; }
-ok "clickhouse-server $(chq 1 'SELECT version()') x2, Distributed table ntprof.commands over both"
+start_sharded_store "$collector" || exit 1
 metric() {  # PORT NAME -> value
   curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n { print $2 }'
 }

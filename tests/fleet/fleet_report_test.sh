@@ -11,9 +11,7 @@ here=$(dirname "$0")
 # shellcheck source=clickhouse_servers.sh
 source "$here/clickhouse_servers.sh"
 
-start_clickhouse_shards 2 || exit 1
-create_fleet_tables "$collector" || { fail "cannot create the tables"; exit 1; }
-ok "clickhouse-server $(chq 1 'SELECT version()') x2, Distributed table ntprof.commands over both"
+start_sharded_store "$collector" || exit 1
 
 start_collector c1 --metrics-listen "" --join-window 3 --clickhouse "${CH_URL[1]}" || exit 1
 s1=$COLLECTOR_SOCK
