@@ -87,7 +87,14 @@ StreamEnd FollowStream(v1::Collector::Stub& stub, const v1::WatchRequest& reques
   v1::WatchUpdate update;
   progress->dropped_seen = 0;  // a new stream counts its drops from 0
   while (reader->Read(&update)) {
-    if (!end.got_updates) on_first_update();
+    if (!end.got_updates) {
+      on_first_update();
+      // A collector of a ring says what its stream leaves out (its peers' subsystems).
+      const auto& metadata = context.GetServerInitialMetadata();
+      if (auto it = metadata.find("ntprof-watch-scope"); it != metadata.end())
+        std::cerr << "ntprofctl watch: note: " << std::string(it->second.data(), it->second.size())
+                  << "\n";
+    }
     end.got_updates = true;
     if (args.format == "ndjson") {
       std::cout << WatchUpdateJson(update) << "\n";

@@ -71,7 +71,9 @@ std::shared_ptr<v1::Collector::Stub> CollectorPeers::StubFor(const std::string& 
   return stub;
 }
 
-std::vector<std::string> CollectorPeers::StartSession(const v1::StartSessionRequest& request) {
+template <typename Call>
+std::vector<std::string> CollectorPeers::ForEachPeer(const std::vector<grpc::StatusCode>& fine,
+                                                     Call call) {
   std::vector<std::string> errors;
   for (const std::string& peer : Addresses()) {
     std::string error;
@@ -82,59 +84,45 @@ std::vector<std::string> CollectorPeers::StartSession(const v1::StartSessionRequ
     }
     grpc::ClientContext context;
     MarkForwarded(&context, kPeerDeadline);
-    v1::SessionInfo reply;
-    const grpc::Status st = stub->StartSession(&context, request, &reply);
-    // A peer that already knows the session (an agent's SessionOpened got there first) or has
-    // none of the agents connected takes it over when their records arrive: not an error.
-    if (!st.ok() && st.error_code() != grpc::StatusCode::ALREADY_EXISTS &&
-        st.error_code() != grpc::StatusCode::FAILED_PRECONDITION &&
-        st.error_code() != grpc::StatusCode::NOT_FOUND) {
+    const grpc::Status st = call(peer, *stub, &context);
+    if (!st.ok() && std::find(fine.begin(), fine.end(), st.error_code()) == fine.end())
       errors.push_back(absl::StrCat("collector ", peer, ": ", st.error_message()));
-    }
   }
   return errors;
 }
 
+std::vector<std::string> CollectorPeers::StartSession(const v1::StartSessionRequest& request) {
+  // A peer that already knows the session (an agent's SessionOpened got there first) or has
+  // none of the agents connected takes it over when their records arrive: not an error.
+  return ForEachPeer({grpc::StatusCode::ALREADY_EXISTS, grpc::StatusCode::FAILED_PRECONDITION,
+                      grpc::StatusCode::NOT_FOUND},
+                     [&](const std::string&, v1::Collector::Stub& stub, grpc::ClientContext* c) {
+                       v1::SessionInfo reply;
+                       return stub.StartSession(c, request, &reply);
+                     });
+}
+
 std::vector<std::string> CollectorPeers::StopSession(const std::string& name) {
-  std::vector<std::string> errors;
-  for (const std::string& peer : Addresses()) {
-    std::string error;
-    auto stub = StubFor(peer, &error);
-    if (!stub) {
-      errors.push_back(absl::StrCat("collector ", peer, ": ", error));
-      continue;
-    }
-    grpc::ClientContext context;
-    MarkForwarded(&context, kPeerDeadline);
-    v1::StopSessionRequest request;
-    request.set_name(name);
-    v1::SessionInfo reply;
-    const grpc::Status st = stub->StopSession(&context, request, &reply);
-    if (!st.ok() && st.error_code() != grpc::StatusCode::NOT_FOUND)
-      errors.push_back(absl::StrCat("collector ", peer, ": ", st.error_message()));
-  }
-  return errors;
+  v1::StopSessionRequest request;
+  request.set_name(name);
+  return ForEachPeer({grpc::StatusCode::NOT_FOUND},
+                     [&](const std::string&, v1::Collector::Stub& stub, grpc::ClientContext* c) {
+                       v1::SessionInfo reply;
+                       return stub.StopSession(c, request, &reply);
+                     });
 }
 
 std::vector<std::pair<std::string, v1::ListSessionsReply>> CollectorPeers::List(
     std::vector<std::string>* errors) {
   std::vector<std::pair<std::string, v1::ListSessionsReply>> out;
-  for (const std::string& peer : Addresses()) {
-    std::string error;
-    auto stub = StubFor(peer, &error);
-    if (!stub) {
-      errors->push_back(absl::StrCat("collector ", peer, ": ", error));
-      continue;
-    }
-    grpc::ClientContext context;
-    MarkForwarded(&context, kPeerDeadline);
-    v1::ListSessionsReply reply;
-    const grpc::Status st = stub->ListSessions(&context, v1::ListSessionsRequest(), &reply);
-    if (!st.ok()) {
-      errors->push_back(absl::StrCat("collector ", peer, ": ", st.error_message()));
-      continue;
-    }
-    out.emplace_back(peer, std::move(reply));
+  for (std::string& e : ForEachPeer(
+           {}, [&](const std::string& peer, v1::Collector::Stub& stub, grpc::ClientContext* c) {
+             v1::ListSessionsReply reply;
+             grpc::Status st = stub.ListSessions(c, v1::ListSessionsRequest(), &reply);
+             if (st.ok()) out.emplace_back(peer, std::move(reply));
+             return st;
+           })) {
+    errors->push_back(std::move(e));
   }
   return out;
 }
@@ -189,7 +177,7 @@ absl::StatusOr<CollectorPeers::Fetched> CollectorPeers::Fetch(const std::string&
       if (m.has_file()) {
         writer.reset();
         StoredFile file;
-        file.agent.hostname = absl::StrCat(m.file().header().hostname(), "@", peer);
+        file.agent.hostname = absl::StrCat(m.file().header().hostname(), "@", PathSafe(peer));
         file.role = m.file().header().role();
         file.segment = segments[absl::StrCat(file.agent.hostname, "-", file.role)]++;
         file.path = (dir / absl::StrCat(PathSafe(peer), "-", m.file().name())).string();

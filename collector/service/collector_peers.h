@@ -29,6 +29,8 @@
 namespace ntprof::collector {
 
 inline constexpr const char* kForwardedKey = "ntprof-forwarded";
+// Initial metadata of a Watch in a ring: what the stream does not cover (ntprofctl prints it).
+inline constexpr const char* kWatchScopeKey = "ntprof-watch-scope";
 
 struct PeerOptions {
   std::vector<std::string> peers;
@@ -53,8 +55,9 @@ class CollectorPeers {
   std::vector<std::pair<std::string, v1::ListSessionsReply>> List(std::vector<std::string>* errors);
 
   // The session's files on every peer, written under a fresh scratch directory that is removed
-  // with the last copy of `scratch`. Their agents are named "<hostname>@<peer>", so ExportName
-  // tells them from this collector's own. NotFound when no peer has the session.
+  // with the last copy of `scratch`. Their agents are named "<hostname>@<peer>" (the address with
+  // characters other than letters, digits, '.' and '-' as '_'), so ExportName tells them from this
+  // collector's own. NotFound when no peer has the session.
   struct Fetched {
     StoredSession session;
     std::shared_ptr<const std::filesystem::path> scratch;
@@ -63,6 +66,10 @@ class CollectorPeers {
 
  private:
   std::shared_ptr<v1::Collector::Stub> StubFor(const std::string& address, std::string* error);
+  // call(peer, stub, context) on every peer with a forwarded context; "collector PEER: why" for
+  // each that failed with a code not in `fine`.
+  template <typename Call>
+  std::vector<std::string> ForEachPeer(const std::vector<grpc::StatusCode>& fine, Call call);
 
   PeerOptions options_;
   mutable std::mutex mu_;

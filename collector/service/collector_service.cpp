@@ -132,7 +132,15 @@ grpc::ServerUnaryReactor* CollectorService::ListSessions(grpc::CallbackServerCon
 }
 
 grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
-    grpc::CallbackServerContext*, const v1::WatchRequest* request) {
+    grpc::CallbackServerContext* context, const v1::WatchRequest* request) {
+  // Watch is not merged across a ring yet: the client prints this note with the first interval.
+  if (CollectorPeers* peers = FleetPeers(context)) {
+    std::string others;
+    for (const std::string& peer : peers->Addresses()) others += (others.empty() ? "" : ", ") + peer;
+    context->AddInitialMetadata(
+        kWatchScopeKey, "these intervals cover only the subsystems this collector owns in its "
+                        "ring; watch " + others + " for the others (report covers them all)");
+  }
   // Without this a mistyped name would be watched forever, printing empty intervals.
   if (absl::Status st = registry_->Watchable(request->session()); !st.ok()) {
     return new RefusedStream<v1::WatchUpdate>(common::ToGrpc(st));

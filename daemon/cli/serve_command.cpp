@@ -108,8 +108,9 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
 
 SYNOPSIS
     ntprofd serve --role host|target [--transport {transports}] [--device DEV]
-                  [--collector HOST:PORT [--collector-tls-ca FILE] [--collector-tls-cert FILE
-                  --collector-tls-key FILE]] [--socket PATH] [--listen HOST:PORT --tls-cert FILE
+                  [--collector HOST:PORT[,HOST:PORT...] | --ring-file FILE]
+                  [--collector-tls-ca FILE] [--collector-tls-cert FILE --collector-tls-key FILE]
+                  [--socket PATH] [--listen HOST:PORT --tls-cert FILE
                   --tls-key FILE [--tls-ca FILE --require-client-cert]]
                   [--spool-dir DIR] [--spool-max-bytes N] [--agent-name NAME]
 
@@ -125,6 +126,18 @@ DESCRIPTION
     When the spool reaches --spool-max-bytes, its oldest messages are dropped and declared to the
     collector as a gap ("spool full"); an agent killed while recording declares the interval it
     had not written. `ntprofctl status` and the session's report show such gaps.
+
+    Several collectors (a ring) share a fleet: give every agent the same list (--collector
+    repeated or a comma list, or --ring-file). Each record goes to the collector that owns its
+    subsystem NQN on a consistent-hash ring, so the host's and the target's halves of a command
+    meet at one collector; records without an NQN (--transport local), the device counters and
+    the losses go to this agent's home collector (the owner of its name). Every collector gets
+    the session's open and close. Each collector has its own link and its own spool, a
+    subdirectory of --spool-dir named after its address; a collector that is down delays only
+    its share. --ring-file is re-read every 2 s: a collector added there gets its share of
+    subsystems from then on (about 1/N of them: the others stay where they are), one removed
+    gets no more records and keeps its link until everything spooled for it is acknowledged.
+    A start or stop may come from any collector of the ring; the session is recorded once.
 
     The collector address: --collector, else $NTPROF_COLLECTOR, else a `collector = HOST:PORT`
     line in /etc/ntprof/ntprofd.conf (which also takes tls-ca, tls-cert and tls-key lines for
@@ -204,8 +217,10 @@ EXIT STATUS
 
 FILES
     /run/ntprofd/ntprofd.sock     the Agent service (ntprofctl probe, ...)
-    /var/lib/ntprofd/spool/       epoch, *.seg segments, <session>.recording markers
-    /etc/ntprof/ntprofd.conf      collector = HOST:PORT, tls-ca =, tls-cert =, tls-key =
+    /var/lib/ntprofd/spool/       epoch, *.seg segments, <session>.recording markers; with a
+                                  ring, one subdirectory per collector (epoch, segments)
+    /etc/ntprof/ntprofd.conf      collector = HOST:PORT[,HOST:PORT...], tls-ca =, tls-cert =,
+                                  tls-key =
 
 EXAMPLES
     host#   ntprofd serve --role host --collector collector1:7420 --collector-tls-ca ca.pem
@@ -214,6 +229,9 @@ EXAMPLES
                 --collector-tls-key target1.key
     host#   ntprofd serve --role host --transport local --device loop0 \
                 --collector localhost:7420 --spool-dir /tmp/spool --socket /tmp/ntprofd.sock
+    host#   ntprofd serve --role host --collector c1:7420,c2:7420,c3:7420 --collector-tls-ca ca.pem
+    host#   ntprofd serve --role host --ring-file /etc/ntprof/collectors --collector-tls-ca ca.pem
+                                      # one collector per line; edit it to grow the ring
     host#   systemctl enable --now ntprofd    # the same, from /etc/default/ntprofd)");
   cmd->callback([args, exit_code] {
     CheckTransportFlags(args->role, args->transport, args->device, true);

@@ -114,6 +114,14 @@ same_report 1
 same_report 2
 [ "$scenario" = grow ] && same_report 3
 echo "ok:   the session's report from each collector = the file report of the $sent records sent"
+ctl_at 2 export ring -o "$work/export/" >/dev/null || fail "export from collector 2"
+"$ctl" report "$work/export/" -o json >"$work/export.json" || fail "report of the export"
+python3 -c "
+import json, sys
+a, b = (json.load(open(p)) for p in ('$work/files.json', '$work/export.json'))
+sys.exit(any(a[k] != b[k] for k in ('groups', 'records', 'losses')))" ||
+  fail "the report of collector 2's export differs from the file report"
+echo "ok:   export from collector 2 holds the whole ring's files ($(ls "$work/export" | wc -l) files)"
 
 # Every record exactly once across the ring: the collectors' own files, counted by identity.
 total=0
