@@ -3,7 +3,8 @@
 # consistent-hash ring, and ring_fleet's 8 hosts x 4 targets x 16 subsystems streaming through
 # ntprofd's own CollectorRing (spool and link per collector). SCENARIO:
 #   union  two collectors: the session's report asked of either one = the file report of every
-#          record the agents sent (groups, records, losses), and status lists the whole fleet
+#          record the agents sent (groups, records, losses), so is the report of an export from
+#          the other one, status lists the whole fleet, and watch says it covers one collector
 #   kill   the same while one collector is killed with -9 mid-session and restarted: every
 #          record once (no loss, no duplicate), the report still the file report
 #   grow   a third collector joins the ring mid-session (ring file and peers files change):
@@ -83,7 +84,14 @@ wait_for 20 "the agents record" fleet_says recording
 echo "ok:   session ring started through collector 1 reaches every agent on both collectors"
 
 case $scenario in
-  union) ;;
+  union)
+    # Watch is not merged across the ring yet: ntprofctl says so.
+    timeout 15 env NTPROF_COLLECTOR="$(addr 1)" "$ctl" watch ring --count 1 >"$work/watch.out" \
+        2>"$work/watch.err" || fail "watch: $(cat "$work/watch.err")"
+    grep -q "note: these intervals cover only the subsystems this collector owns" "$work/watch.err" ||
+      fail "watch in a ring does not say what it covers: $(cat "$work/watch.err")"
+    echo "ok:   watch of collector 1 prints its lines and says it covers that collector's share only"
+    ;;
   kill)
     sleep 2
     kill -9 "${cpid[2]}"; wait "${cpid[2]}" 2>/dev/null
