@@ -125,6 +125,15 @@ std::unique_ptr<SessionRegistry::Session> SessionRegistry::NewSession(v1::Sessio
       join_sides, options_.join,
       [this, self, name, rate, join_sides](const v1::Record* host, const v1::Record* target) {
         if (options_.fleet) {
+          // However the session came to be (started here, recovered, or opened through a peer of
+          // a ring), it owes rows to ClickHouse from its first one on.
+          if (!self->fleet_pending) {
+            if (auto st = MarkFleetPending(self->files->dir()); !st.ok()) {
+              spdlog::error("{}", std::string(st.message()));
+            }
+            self->fleet_pending = true;
+            self->fleet_drops_at_start = options_.fleet->stats().rows_dropped;
+          }
           const clickhouse::CommandContext context{
               name, rate, host ? self->files->WallMinusMono(host->agent()) : 0,
               target ? self->files->WallMinusMono(target->agent()) : 0};
