@@ -73,6 +73,7 @@ absl::Status CollectorRing::SetMembers(std::vector<std::string> members) {
       v1::AgentMessage opened;
       *opened.mutable_opened()->mutable_header() = header;
       if (auto st = AppendLocked(member, std::move(opened)); !st.ok()) return st;
+      member->open.insert(session);
     }
     if (started_) {
       spdlog::info("collector {} joined the ring ({} member(s))", address, ring.members().size());
@@ -116,7 +117,7 @@ size_t CollectorRing::Retire() {
     std::lock_guard lock(mu_);
     for (auto it = members_.begin(); it != members_.end();) {
       Member& m = *it->second;
-      if (m.in_ring || m.spool->Stats().unacked_messages > 0) {
+      if (m.in_ring || !m.open.empty() || m.spool->Stats().unacked_messages > 0) {
         retiring += m.in_ring ? 0 : 1;
         ++it;
         continue;
@@ -172,7 +173,9 @@ absl::Status CollectorRing::AppendOpened(const v1::FileHeader& header) {
     if (!member->in_ring) continue;
     v1::AgentMessage m;
     *m.mutable_opened()->mutable_header() = header;
-    result.Update(AppendLocked(member.get(), std::move(m)));
+    absl::Status st = AppendLocked(member.get(), std::move(m));
+    if (st.ok()) member->open.insert(header.session());
+    result.Update(st);
   }
   return result;
 }
@@ -208,7 +211,9 @@ absl::Status CollectorRing::AppendClosed(const std::string& session,
   const Member* home = RouteLocked(options_.home_key);
   absl::Status result;
   for (auto& [address, member] : members_) {
-    if (!member->in_ring) continue;
+    // Every member in the ring (a refusal has no open), and a removed one whose file is open.
+    if (!member->in_ring && member->open.count(session) == 0) continue;
+    member->open.erase(session);
     v1::AgentMessage m;
     m.mutable_closed()->set_session(session);
     if (!error.empty()) m.mutable_closed()->set_error(error);

@@ -14,8 +14,9 @@
 //
 // Membership changes (SetMembers, from --ring-file): a new member gets a spool and a link, and the
 // SessionOpened of every recording running now before any of its records; records from then on
-// go to their new owner. A removed member takes no new records; its link stays until its spool
-// is drained (everything acked), then it is closed (Retire).
+// go to their new owner. A removed member takes no new records but still gets the SessionClosed
+// of the recordings it has open; its link stays until those are closed and its spool is drained
+// (everything acked), then it is closed (Retire).
 //
 // With no collector at all there is one member named "" with a spool and no link, so that the
 // agent's Status and losses work the same way (`--no-collector`).
@@ -27,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -90,6 +92,7 @@ class CollectorRing {
     std::unique_ptr<Spool> spool;
     std::unique_ptr<CollectorLink> link;
     bool in_ring = true;
+    std::set<std::string> open;  // sessions it got the SessionOpened of and not yet the close
   };
 
   absl::StatusOr<std::unique_ptr<Member>> OpenMemberLocked(const std::string& address);

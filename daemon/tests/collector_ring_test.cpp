@@ -154,3 +154,28 @@ TEST_CASE("without_a_collector_the_one_spool_is_the_spool_dir_itself", "[ring]")
   CHECK(Spooled(tmp.path).size() == 1);
   CHECK(SpoolDirName("unix:/run/c.sock") == "unix__run_c.sock");
 }
+
+TEST_CASE("a_collector_removed_mid_recording_gets_no_records_but_its_close_and_stays_until_then",
+          "[ring]") {
+  TempDir tmp;
+  v1::FileHeader header;
+  header.set_session("s");
+  v1::RecordBatch batch;
+  for (int i = 0; i < 60; ++i)
+    *batch.add_records() = RecordOf("nqn.2026-01.io.ntprof:s" + std::to_string(i));
+  {
+    auto r = MakeRing(tmp.path);
+    REQUIRE(r->SetMembers({"c1:7420", "c2:7420", "c3:7420"}).ok());
+    REQUIRE(r->AppendOpened(header).ok());
+    REQUIRE(r->SetMembers(kMembers).ok());
+    CHECK(r->Members() == kMembers);
+    REQUIRE(r->AppendBatch("s", batch).ok());
+    CHECK(r->Retire() == 1);  // its file at c3 is open: not yet
+    REQUIRE(r->AppendClosed("s", nullptr, "").ok());
+    CHECK(r->Retire() == 1);  // its close is not acked yet (nothing dials here)
+  }
+  const auto removed = Spooled(tmp.path / SpoolDirName("c3:7420"));
+  REQUIRE(removed.size() == 2);  // opened, closed: no records
+  CHECK(removed[0].has_opened());
+  CHECK(removed[1].has_closed());
+}
