@@ -14,7 +14,6 @@
 namespace ntprof::collector {
 namespace {
 
-constexpr auto kPeerDeadline = std::chrono::seconds(10);
 constexpr auto kFetchDeadline = std::chrono::seconds(120);
 
 void MarkForwarded(grpc::ClientContext* context, std::chrono::seconds deadline) {
@@ -73,7 +72,8 @@ std::shared_ptr<v1::Collector::Stub> CollectorPeers::StubFor(const std::string& 
 
 template <typename Call>
 std::vector<std::string> CollectorPeers::ForEachPeer(const std::vector<grpc::StatusCode>& fine,
-                                                     Call call) {
+                                                     Call call,
+                                                     std::chrono::seconds deadline) {
   std::vector<std::string> errors;
   for (const std::string& peer : Addresses()) {
     std::string error;
@@ -83,7 +83,7 @@ std::vector<std::string> CollectorPeers::ForEachPeer(const std::vector<grpc::Sta
       continue;
     }
     grpc::ClientContext context;
-    MarkForwarded(&context, kPeerDeadline);
+    MarkForwarded(&context, deadline);
     const grpc::Status st = call(peer, *stub, &context);
     if (!st.ok() && std::find(fine.begin(), fine.end(), st.error_code()) == fine.end())
       errors.push_back(absl::StrCat("collector ", peer, ": ", st.error_message()));
@@ -143,7 +143,6 @@ absl::StatusOr<CollectorPeers::Fetched> CollectorPeers::Fetch(const std::string&
   fetched.scratch = ScratchDir(dir);
   bool found = false;
   std::vector<std::string> errors;
-  std::vector<std::string> peers = Addresses();
   // The peers' notes (lost batches, refusals) and whether it still runs there.
   std::vector<std::string> list_errors;
   for (const auto& [peer, reply] : List(&list_errors)) {
@@ -157,53 +156,46 @@ absl::StatusOr<CollectorPeers::Fetched> CollectorPeers::Fetch(const std::string&
       }
     }
   }
-  for (const std::string& peer : peers) {
-    std::string error;
-    auto stub = StubFor(peer, &error);
-    if (!stub) {
-      errors.push_back(absl::StrCat("collector ", peer, ": ", error));
-      continue;
-    }
-    grpc::ClientContext context;
-    MarkForwarded(&context, kFetchDeadline);
-    v1::ExportRequest request;
-    request.set_session(session);
-    auto reader = stub->Export(&context, request);
-    v1::ExportMessage m;
-    std::unique_ptr<NtpWriter> writer;
-    std::map<std::string, int> segments;  // per "<hostname>@<peer>-<role>"
-    absl::Status write_status;
-    while (reader->Read(&m) && write_status.ok()) {
-      if (m.has_file()) {
-        writer.reset();
-        StoredFile file;
-        file.agent.hostname = absl::StrCat(m.file().header().hostname(), "@", PathSafe(peer));
-        file.role = m.file().header().role();
-        file.segment = segments[absl::StrCat(file.agent.hostname, "-", file.role)]++;
-        file.path = (dir / absl::StrCat(PathSafe(peer), "-", m.file().name())).string();
-        auto created = NtpWriter::Create(file.path, m.file().header());
-        if (!created.ok()) {
-          write_status = created.status();
-          break;
+  absl::Status write_status;
+  errors = ForEachPeer(
+      {grpc::StatusCode::NOT_FOUND},
+      [&](const std::string& peer, v1::Collector::Stub& stub, grpc::ClientContext* context) {
+        v1::ExportRequest request;
+        request.set_session(session);
+        auto reader = stub.Export(context, request);
+        v1::ExportMessage m;
+        std::unique_ptr<NtpWriter> writer;
+        std::map<std::string, int> segments;  // per "<hostname>@<peer>-<role>"
+        while (write_status.ok() && reader->Read(&m)) {
+          if (m.has_file()) {
+            writer.reset();
+            StoredFile file;
+            file.agent.hostname =
+                absl::StrCat(m.file().header().hostname(), "@", PathSafe(peer));
+            file.role = m.file().header().role();
+            file.segment = segments[absl::StrCat(file.agent.hostname, "-", file.role)]++;
+            file.path = (dir / absl::StrCat(PathSafe(peer), "-", m.file().name())).string();
+            auto created = NtpWriter::Create(file.path, m.file().header());
+            if (!created.ok()) {
+              write_status = created.status();
+              break;
+            }
+            writer = std::move(*created);
+            fetched.session.files.push_back(file);
+          } else if (m.has_batch() && writer) {
+            write_status = writer->WriteBatch(m.batch());
+          } else if (m.has_trailer() && writer) {
+            write_status = writer->Finalize(m.trailer());
+            writer.reset();
+          }
         }
-        writer = std::move(*created);
-        fetched.session.files.push_back(file);
-      } else if (m.has_batch() && writer) {
-        write_status = writer->WriteBatch(m.batch());
-      } else if (m.has_trailer() && writer) {
-        write_status = writer->Finalize(m.trailer());
-        writer.reset();
-      }
-    }
-    writer.reset();
-    const grpc::Status st = reader->Finish();
-    if (!write_status.ok()) return write_status;
-    if (st.ok()) {
-      found = true;
-    } else if (st.error_code() != grpc::StatusCode::NOT_FOUND) {
-      errors.push_back(absl::StrCat("collector ", peer, ": ", st.error_message()));
-    }
-  }
+        if (!write_status.ok()) context->TryCancel();
+        const grpc::Status st = reader->Finish();
+        found |= st.ok();
+        return st;
+      },
+      kFetchDeadline);
+  if (!write_status.ok()) return write_status;
   // A peer that cannot be asked leaves its share out: the report says so.
   for (const std::string& e : errors)
     fetched.session.notes.push_back(absl::StrCat(e, " (its share of the records is missing)"));

@@ -14,6 +14,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -66,10 +67,11 @@ class CollectorPeers {
 
  private:
   std::shared_ptr<v1::Collector::Stub> StubFor(const std::string& address, std::string* error);
-  // call(peer, stub, context) on every peer with a forwarded context; "collector PEER: why" for
-  // each that failed with a code not in `fine`.
+  // call(peer, stub, context) on every peer with a forwarded context (deadline: 10 s unless given);
+  // "collector PEER: why" for each that failed with a code not in `fine`.
   template <typename Call>
-  std::vector<std::string> ForEachPeer(const std::vector<grpc::StatusCode>& fine, Call call);
+  std::vector<std::string> ForEachPeer(const std::vector<grpc::StatusCode>& fine, Call call,
+                                       std::chrono::seconds deadline = std::chrono::seconds(10));
 
   PeerOptions options_;
   mutable std::mutex mu_;
