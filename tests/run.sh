@@ -46,6 +46,7 @@ if [ "$spdk_mode" != skip ] && [ -n "$spdk_tarball" ]; then
   if [ "$spdk_mode" = build ] || "$repo/tests/spdk/real/build_spdk.sh" --cached "$spdk_tarball" "$spdk_cache" >/dev/null 2>&1; then
     step "real SPDK: build (cached in $spdk_cache) and nvmf_tgt + perf recorded by ntprofd"
     spdk_tree=$("$repo/tests/spdk/real/build_spdk.sh" "$spdk_tarball" "$spdk_cache")
+    export NTPROF_SPDK_TREE=$spdk_tree   # the test bed's mixed-pair scenario runs it in a VM
     "$repo/tests/spdk/real/spdk_pair_test.sh" "$spdk_tree" "$build/daemon/ntprofd" "$build/client/ntprofctl" \
       "$build/test-output/spdk"
   else

@@ -169,6 +169,11 @@ run_kernel_scenarios() {
       "$repo/tests/testbed/fault_scenarios.sh" "$build/client/ntprofctl"
     scenario "control plane: ntprofd from its .deb as a systemd unit, collector over TLS, sessions, watch, kills" \
       control_plane_from_deb
+    # real SPDK in the target VM: only when tests/run.sh built it (NTPROF_SPDK_TREE)
+    if [ -n "${NTPROF_SPDK_TREE:-}" ]; then
+      scenario "mixed pair: SPDK nvmf_tgt (patched) in the target VM, the kernel NVMe/TCP host, each recorded by its own agent, joined" \
+        "$repo/tests/testbed/spdk_mixed_scenarios.sh" "$NTPROF_SPDK_TREE" "$build/client/ntprofctl"
+    fi
     scenario "a user-space NVMe/TCP initiator (Python, plain sockets): host through libntprof_probe.so, target by the kernel agent, and the target agent alone" \
       "$repo/tests/testbed/userspace_initiator_scenarios.sh" "$build/client/ntprofctl" \
       "$build/probe/libntprof_probe.so.1"
