@@ -48,6 +48,7 @@ void PrintTable(const v1::WatchUpdate& update, uint64_t* dropped_seen) {
   std::cout << "\n";
   if (update.groups_size() == 0) std::cout << "  (no sampled commands)\n";
   for (const auto& g : update.groups()) std::cout << g.line() << "\n";
+  for (const auto& note : update.notes()) std::cout << "  note: " << note << "\n";
   std::cout.flush();
 }
 
@@ -89,7 +90,8 @@ StreamEnd FollowStream(v1::Collector::Stub& stub, const v1::WatchRequest& reques
   while (reader->Read(&update)) {
     if (!end.got_updates) {
       on_first_update();
-      // A collector of a ring says what its stream leaves out (its peers' subsystems).
+      // A collector of a ring from before watch merged its peers' intervals says what its stream
+      // leaves out (their subsystems).
       const auto& metadata = context.GetServerInitialMetadata();
       if (auto it = metadata.find("ntprof-watch-scope"); it != metadata.end())
         std::cerr << "ntprofctl watch: note: " << std::string(it->second.data(), it->second.size())
@@ -183,6 +185,12 @@ says how many. Stops at Ctrl-C (or after --count intervals).
 When the collector goes away mid-watch (restarted, killed, the network lost), watch says so on
 stderr, reconnects (every 0.5 s at first, then every 5 s at most), resumes the same watch and says
 when the collector is back.
+
+Asked of a collector of a ring (ntprof-collector --peer), watch covers the whole fleet: that
+collector merges its peers' intervals into its own. An interval that misses a collector (down, or
+late by more than 1.5 s) says which under its lines ("note: collector ADDR: ..."). A group that
+several collectors hold is combined: counts summed, means weighted by count; its p99 is the
+largest of theirs, an upper bound.
 
 Exit status: 0 after --count intervals, or when session NAME was stopped while the collector was
 away; 1 collector unreachable at the start; 2 no session NAME, or it is stopped (`ntprofctl report

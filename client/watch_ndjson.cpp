@@ -37,10 +37,13 @@ nlohmann::json GroupJson(const v1::WatchGroup& group) {
 std::string WatchUpdateJson(const v1::WatchUpdate& update) {
   nlohmann::json groups = nlohmann::json::array();
   for (const auto& g : update.groups()) groups.push_back(GroupJson(g));
+  nlohmann::json notes = nlohmann::json::array();
+  for (const auto& n : update.notes()) notes.push_back(n);
   const nlohmann::json line = {{"interval_end_wall_ns", update.interval_end_wall_ns()},
                                {"interval_s", Finite(update.interval_s())},
                                {"dropped_updates", update.dropped_updates()},
-                               {"groups", std::move(groups)}};
+                               {"groups", std::move(groups)},
+                               {"notes", std::move(notes)}};
   return line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

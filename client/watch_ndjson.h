@@ -24,7 +24,9 @@ ndjson fields (one object per line; every number is a JSON number, never a strin
     mean_ns             number   mean latency
     p99_ns              integer  99th percentile latency
     stages              array    {stage: string, label: string, mean_ns: number, share: number}
-    line                string   the table's line for the group)FIELDS";
+    line                string   the table's line for the group
+  notes                 array    strings: what the interval leaves out (a collector of the ring
+                                 that is down or late); [] when nothing)FIELDS";
 
 // One line of JSON, without the newline.
 std::string WatchUpdateJson(const v1::WatchUpdate& update);

@@ -42,21 +42,21 @@ Report IntervalSummary::Take(int64_t interval_ns) {
 
 std::vector<std::string> IntervalSummary::Lines(const Report& interval) {
   std::vector<std::string> lines;
-  for (const GroupReport& g : interval.groups) {
-    std::string line = absl::StrFormat("%s: %d sampled", g.name, g.latency.n);
-    if (interval.span_s > 0) {
-      absl::StrAppend(&line, absl::StrFormat(" (%.1f/s)", g.latency.n / interval.span_s));
-    }
-    if (g.throughput) absl::StrAppend(&line, absl::StrFormat(", %.0f IOPS", g.throughput->iops));
-    absl::StrAppend(&line, absl::StrFormat(" | mean %.2f us p99 %.2f us |", g.latency.mean_ns / 1000,
-                                           g.latency.p99_ns / 1000.0));
-    for (const StageRow& row : g.stages) {
-      if (row.stage == Stage::kEndToEnd || row.stage == Stage::kTargetTotal) continue;
-      absl::StrAppend(&line, absl::StrFormat(" %s %.0f %%", row.label, row.share * 100));
-    }
-    lines.push_back(std::move(line));
-  }
+  for (const GroupReport& g : interval.groups) lines.push_back(Line(g, interval.span_s));
   return lines;
+}
+
+std::string IntervalSummary::Line(const GroupReport& g, double span_s) {
+  std::string line = absl::StrFormat("%s: %d sampled", g.name, g.latency.n);
+  if (span_s > 0) absl::StrAppend(&line, absl::StrFormat(" (%.1f/s)", g.latency.n / span_s));
+  if (g.throughput) absl::StrAppend(&line, absl::StrFormat(", %.0f IOPS", g.throughput->iops));
+  absl::StrAppend(&line, absl::StrFormat(" | mean %.2f us p99 %.2f us |", g.latency.mean_ns / 1000,
+                                         g.latency.p99_ns / 1000.0));
+  for (const StageRow& row : g.stages) {
+    if (row.stage == Stage::kEndToEnd || row.stage == Stage::kTargetTotal) continue;
+    absl::StrAppend(&line, absl::StrFormat(" %s %.0f %%", row.label, row.share * 100));
+  }
+  return line;
 }
 
 }  // namespace ntprof

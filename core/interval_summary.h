@@ -28,6 +28,8 @@ class IntervalSummary {
   // The interval's lines, e.g.
   //   read 4KiB nvme0n1: 743 sampled (74.3/s) | mean 1290.12 us p99 3100.00 us | host block 1 % ...
   static std::vector<std::string> Lines(const Report& interval);
+  // One group's line over an interval of span_s seconds (0: no rate).
+  static std::string Line(const GroupReport& group, double span_s);
 
  private:
   ReportBuilder& BuilderFor(Scope scope);

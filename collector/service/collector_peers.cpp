@@ -16,11 +16,6 @@ namespace {
 
 constexpr auto kFetchDeadline = std::chrono::seconds(120);
 
-void MarkForwarded(grpc::ClientContext* context, std::chrono::seconds deadline) {
-  context->AddMetadata(kForwardedKey, "1");
-  context->set_deadline(std::chrono::system_clock::now() + deadline);
-}
-
 std::string PathSafe(const std::string& address) {
   std::string out;
   for (char c : address) out += (isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-') ? c : '_';
@@ -59,6 +54,10 @@ bool CollectorPeers::Forwarded(const grpc::CallbackServerContext* context) {
   return metadata.find(kForwardedKey) != metadata.end();
 }
 
+void CollectorPeers::MarkForwarded(grpc::ClientContext* context) {
+  context->AddMetadata(kForwardedKey, "1");
+}
+
 std::shared_ptr<v1::Collector::Stub> CollectorPeers::StubFor(const std::string& address,
                                                               std::string* error) {
   std::lock_guard lock(mu_);
@@ -83,7 +82,8 @@ std::vector<std::string> CollectorPeers::ForEachPeer(const std::vector<grpc::Sta
       continue;
     }
     grpc::ClientContext context;
-    MarkForwarded(&context, deadline);
+    MarkForwarded(&context);
+    context.set_deadline(std::chrono::system_clock::now() + deadline);
     const grpc::Status st = call(peer, *stub, &context);
     if (!st.ok() && std::find(fine.begin(), fine.end(), st.error_code()) == fine.end())
       errors.push_back(absl::StrCat("collector ", peer, ": ", st.error_message()));

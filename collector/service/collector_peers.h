@@ -4,6 +4,7 @@
 //   StartSession, StopSession   done here, then forwarded to every peer (same name, same salt)
 //   ListSessions                this collector's sessions merged with the peers', by name
 //   Report, Compare, Export     over this collector's files and the peers' (fetched with Export)
+//   Watch                       each interval merged with the peers' (FleetWatchReactor)
 // A forwarded call carries the metadata `ntprof-forwarded: 1` and is answered from this
 // collector's own state only, so forwarding never loops.
 //
@@ -30,8 +31,6 @@
 namespace ntprof::collector {
 
 inline constexpr const char* kForwardedKey = "ntprof-forwarded";
-// Initial metadata of a Watch in a ring: what the stream does not cover (ntprofctl prints it).
-inline constexpr const char* kWatchScopeKey = "ntprof-watch-scope";
 
 struct PeerOptions {
   std::vector<std::string> peers;
@@ -48,6 +47,10 @@ class CollectorPeers {
   std::vector<std::string> Addresses() const;
   // Was this call forwarded by a peer (answer from local state only)?
   static bool Forwarded(const grpc::CallbackServerContext* context);
+  // Marks a call to a peer as forwarded.
+  static void MarkForwarded(grpc::ClientContext* context);
+  // The stub of one peer's channel (opened once, then shared); null with *error when it cannot be.
+  std::shared_ptr<v1::Collector::Stub> StubFor(const std::string& address, std::string* error);
 
   // Forwards to every peer; returns "peer: error" for each one that failed.
   std::vector<std::string> StartSession(const v1::StartSessionRequest& request);
@@ -66,7 +69,6 @@ class CollectorPeers {
   absl::StatusOr<Fetched> Fetch(const std::string& session);
 
  private:
-  std::shared_ptr<v1::Collector::Stub> StubFor(const std::string& address, std::string* error);
   // call(peer, stub, context) on every peer with a forwarded context (deadline: 10 s unless given);
   // "collector PEER: why" for each that failed with a code not in `fine`.
   template <typename Call>

@@ -6,6 +6,7 @@
 #include "agent_stream_reactor.h"
 #include "comparison.h"
 #include "export_reactor.h"
+#include "fleet_watch_reactor.h"
 #include "refused_stream.h"
 #include "report_html.h"
 #include "report_json.h"
@@ -133,17 +134,13 @@ grpc::ServerUnaryReactor* CollectorService::ListSessions(grpc::CallbackServerCon
 
 grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
     grpc::CallbackServerContext* context, const v1::WatchRequest* request) {
-  // Watch is not merged across a ring yet: the client prints this note with the first interval.
-  if (CollectorPeers* peers = FleetPeers(context)) {
-    std::string others;
-    for (const std::string& peer : peers->Addresses()) others += (others.empty() ? "" : ", ") + peer;
-    context->AddInitialMetadata(
-        kWatchScopeKey, "these intervals cover only the subsystems this collector owns in its "
-                        "ring; watch " + others + " for the others (report covers them all)");
-  }
   // Without this a mistyped name would be watched forever, printing empty intervals.
   if (absl::Status st = registry_->Watchable(request->session()); !st.ok()) {
     return new RefusedStream<v1::WatchUpdate>(common::ToGrpc(st));
+  }
+  // In a ring, every interval carries the peers' groups too.
+  if (CollectorPeers* peers = FleetPeers(context)) {
+    return new FleetWatchReactor(&registry_->watch(), peers, *request, registry_->Now());
   }
   return new WatchReactor(&registry_->watch(), *request, registry_->Now());
 }

@@ -40,9 +40,12 @@ Several collectors share a fleet (a ring): every agent gets all of them (ntprofd
 subsystem on a consistent-hash ring, so both halves of a command meet at one collector. Each
 collector names the others with --peer (or --peers-file, re-read at every use): ntprofctl may
 then ask any of them. Start and stop reach every collector, status lists the whole fleet, report,
-compare and export cover every collector's records (fetched from the peers with Export); watch
-shows the records of the collector asked only. Peers are dialled with this collector's --tls-ca,
---tls-cert and --tls-key (plaintext on localhost and unix sockets).
+compare and export cover every collector's records (fetched from the peers with Export), and
+watch merges every peer's intervals into the asked collector's (each interval waits up to 1.5 s
+for the peers; one that is down or late is named in the interval's notes; a group several
+collectors hold is combined, its p99 the largest of theirs, an upper bound). Peers are dialled
+with this collector's --tls-ca, --tls-cert and --tls-key (plaintext on localhost and unix
+sockets).
 
 Examples:
   ntprof-collector --data-dir /tmp/ntprof

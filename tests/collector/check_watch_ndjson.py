@@ -23,7 +23,7 @@ def array(v):
 
 
 UPDATE = {"interval_end_wall_ns": integer, "interval_s": number, "dropped_updates": integer,
-          "groups": array}
+          "groups": array, "notes": array}
 GROUP = {"session": string, "name": string, "scope": string, "sampled": integer,
          "rate_per_s": number, "iops": number, "mean_ns": number, "p99_ns": integer,
          "stages": array, "line": string}

@@ -8,6 +8,7 @@
 #include "report_json.h"
 #include "report_text.h"
 #include "sequence_tracker.h"
+#include "watch_merge.h"
 #include "session_registry.h"
 #include "session_reports.h"
 #include "temp_dir.h"
@@ -454,4 +455,88 @@ TEST_CASE("watch_filters_by_host_target_and_group") {
   CHECK(update->groups(0).name() == "write 4KiB nvme0n1");
   CHECK(update->groups(0).sampled() == 1);
   CHECK(update->groups(0).line().rfind("s write 4KiB nvme0n1: 1 sampled", 0) == 0);
+}
+
+namespace {
+
+// Host-only reads of subsystem `nqn`: command i waits 100 us + i * step_ns on the wire.
+void DispatchReads(WatchHub* hub, const std::string& nqn, int count, uint64_t step_ns,
+                   const std::string& device = "nvme0n1") {
+  for (int i = 0; i < count; ++i) {
+    CommandId id{.nqn = nqn, .cid = static_cast<uint32_t>(i)};
+    v1::Record r = MakeRecord(v1::ROLE_HOST, id,
+                              HostStamps(1000, 1'000, 2'000, 100'000 + i * step_ns, 1'500, 500),
+                              device);
+    r.set_agent("web1");
+    hub->Dispatch("s", 1, &r, nullptr);
+  }
+}
+
+v1::WatchUpdate OneInterval(WatchHub* hub, const std::shared_ptr<WatchSubscription>& client) {
+  hub->Tick(1'000'000'000);
+  auto update = client->Next();
+  REQUIRE(update);
+  return *update;
+}
+
+}  // namespace
+
+TEST_CASE("watch_merge_combines_a_group_two_collectors_hold_as_one_collector_would_see_it") {
+  // Collector A holds subsystem a (30 fast reads), B holds b (10 slow ones); one collector holding
+  // both is the ground truth.
+  WatchHub a, b, both;
+  auto ca = a.Subscribe(WatchFilter{}, [] {}, 0);
+  auto cb = b.Subscribe(WatchFilter{}, [] {}, 0);
+  auto call = both.Subscribe(WatchFilter{}, [] {}, 0);
+  DispatchReads(&a, "nqn.a", 30, 1'000);
+  DispatchReads(&b, "nqn.b", 10, 50'000);
+  DispatchReads(&both, "nqn.a", 30, 1'000);
+  DispatchReads(&both, "nqn.b", 10, 50'000);
+  const v1::WatchUpdate part_a = OneInterval(&a, ca), part_b = OneInterval(&b, cb);
+  const v1::WatchUpdate truth = OneInterval(&both, call);
+  const v1::WatchUpdate merged = MergeWatchUpdates(part_a, {part_b});
+  REQUIRE(merged.groups_size() == 1);
+  REQUIRE(truth.groups_size() == 1);
+  const v1::WatchGroup& m = merged.groups(0);
+  const v1::WatchGroup& t = truth.groups(0);
+  CHECK(m.name() == t.name());
+  CHECK(m.sampled() == 40);
+  CHECK(m.rate_per_s() == Approx(t.rate_per_s()));
+  CHECK(m.mean_ns() == Approx(t.mean_ns()));
+  // The parts' largest p99: at least the true one (here B's slow reads make both the same).
+  CHECK(m.p99_ns() == std::max(part_a.groups(0).p99_ns(), part_b.groups(0).p99_ns()));
+  CHECK(m.p99_ns() >= t.p99_ns() * 0.95);
+  REQUIRE(m.stages_size() == t.stages_size());
+  for (int i = 0; i < t.stages_size(); ++i) {
+    INFO(t.stages(i).stage());
+    CHECK(m.stages(i).stage() == t.stages(i).stage());
+    CHECK(m.stages(i).mean_ns() == Approx(t.stages(i).mean_ns()));
+    CHECK(m.stages(i).share() == Approx(t.stages(i).share()));
+  }
+  // The line as one collector prints it, but for the p99 (an upper bound here).
+  const std::string line_head = t.line().substr(0, t.line().find(" p99 "));
+  CHECK(m.line().substr(0, m.line().find(" p99 ")) == line_head);
+  CHECK(m.line().substr(m.line().rfind('|')) == t.line().substr(t.line().rfind('|')));
+}
+
+TEST_CASE("watch_merge_keeps_groups_of_different_collectors_apart_and_their_notes") {
+  WatchHub a, b;
+  auto ca = a.Subscribe(WatchFilter{}, [] {}, 0);
+  auto cb = b.Subscribe(WatchFilter{}, [] {}, 0);
+  DispatchReads(&a, "nqn.a", 3, 1'000, "nvme0n1");
+  DispatchReads(&b, "nqn.b", 5, 1'000, "nvme1n1");
+  v1::WatchUpdate part_b = OneInterval(&b, cb);
+  part_b.add_notes("from b");
+  const v1::WatchUpdate part_a = OneInterval(&a, ca);
+  // B ran ahead and sent two intervals before A's one: both count.
+  const v1::WatchUpdate merged = MergeWatchUpdates(part_a, {part_b, part_b});
+  REQUIRE(merged.groups_size() == 2);
+  CHECK(merged.groups(0).name() == "read 4KiB nvme0n1");
+  CHECK(merged.groups(0).sampled() == 3);
+  CHECK(merged.groups(0).line() == part_a.groups(0).line());
+  CHECK(merged.groups(1).name() == "read 4KiB nvme1n1");
+  CHECK(merged.groups(1).sampled() == 10);
+  CHECK(merged.groups(1).line().find("10 sampled (10.0/s)") != std::string::npos);
+  CHECK(merged.notes_size() == 2);
+  CHECK(merged.interval_end_wall_ns() == part_a.interval_end_wall_ns());
 }

@@ -4,9 +4,11 @@
 # ntprofd's own CollectorRing (spool and link per collector). SCENARIO:
 #   union  two collectors: the session's report asked of either one = the file report of every
 #          record the agents sent (groups, records, losses), so is the report of an export from
-#          the other one, status lists the whole fleet, and watch says it covers one collector
+#          the other one, status lists the whole fleet, and a watch of collector 1 counts every
+#          command the agents sent, collector 2's share included, each once
 #   kill   the same while one collector is killed with -9 mid-session and restarted: every
-#          record once (no loss, no duplicate), the report still the file report
+#          record once (no loss, no duplicate), the report still the file report; the watch of
+#          collector 1 goes on, each interval without collector 2 naming it
 #   grow   a third collector joins the ring mid-session (ring file and peers files change):
 #          nothing lost, and the new collector holds only subsystems it owns on the new ring
 # usage: ring_collectors_test.sh NTPROFCTL NTPROF_COLLECTOR RING_FLEET union|kill|grow
@@ -15,8 +17,10 @@ ctl=$1 collector=$2 fleet=$3 scenario=$4
 work=$(mktemp -d /tmp/ntprof-ring.XXXXXX)
 declare -A cpid
 fleet_pid=
+watch_pid=
 cleanup() {
   [ -n "$fleet_pid" ] && kill -9 "$fleet_pid" 2>/dev/null
+  [ -n "$watch_pid" ] && kill -9 "$watch_pid" 2>/dev/null
   for p in "${cpid[@]}"; do kill -9 "$p" 2>/dev/null; done
   wait 2>/dev/null
   [ -n "${NTPROF_KEEP:-}" ] || rm -rf "$work"
@@ -79,19 +83,21 @@ start_collector 2
 "$fleet" stream "$work/ring" "$work/spool" "$work/out" ring "$seconds" >"$work/fleet.log" 2>&1 &
 fleet_pid=$!
 wait_for 20 "every agent connects to both collectors" streams_at 1 $((2 * agents))
+# A watch of collector 1 over every running session, open before the session starts so that it
+# sees every command: each interval merges collector 2's.
+if [ "$scenario" != grow ]; then
+  NTPROF_COLLECTOR="$(addr 1)" "$ctl" watch -o ndjson >"$work/watch.out" 2>"$work/watch.err" &
+  watch_pid=$!
+  wait_for 15 "the watch prints its first interval" test -s "$work/watch.out"
+  python3 -c "import json,sys; n=json.loads(open(sys.argv[1]).readline())['notes']; sys.exit(len(n))" \
+      "$work/watch.out" || fail "the watch's first interval misses a collector: $(head -1 "$work/watch.out")"
+fi
 ctl_at 1 start ring -s 1 >"$work/start.log" 2>&1 || fail "start: $(cat "$work/start.log")"
 wait_for 20 "the agents record" fleet_says recording
 echo "ok:   session ring started through collector 1 reaches every agent on both collectors"
 
 case $scenario in
-  union)
-    # Watch is not merged across the ring yet: ntprofctl says so.
-    timeout 15 env NTPROF_COLLECTOR="$(addr 1)" "$ctl" watch ring --count 1 >"$work/watch.out" \
-        2>"$work/watch.err" || fail "watch: $(cat "$work/watch.err")"
-    grep -q "note: these intervals cover only the subsystems this collector owns" "$work/watch.err" ||
-      fail "watch in a ring does not say what it covers: $(cat "$work/watch.err")"
-    echo "ok:   watch of collector 1 prints its lines and says it covers that collector's share only"
-    ;;
+  union) ;;
   kill)
     sleep 2
     kill -9 "${cpid[2]}"; wait "${cpid[2]}" 2>/dev/null
@@ -112,6 +118,41 @@ esac
 
 wait_for 60 "every collector acks every message" fleet_says "^sent "
 sent=$(sed -n 's/^sent //p' "$work/fleet.log")
+if [ -n "$watch_pid" ]; then
+  sleep 3.5  # the last commands' interval, and the wait for collector 2's part of it
+  kill "$watch_pid"; wait "$watch_pid" 2>/dev/null; watch_pid=
+  # Joined commands per interval, summed; which intervals name collector 2 as missing.
+  read -r watched intervals missing after < <(python3 - "$work/watch.out" "$(addr 2)" <<'PY'
+import json, sys
+watched = intervals = missing = after = 0
+for line in open(sys.argv[1]):
+    u = json.loads(line)
+    intervals += 1
+    watched += sum(g["sampled"] for g in u["groups"] if g["scope"] == "joined")
+    if any(sys.argv[2] in n for n in u["notes"]):
+        missing += 1
+        after = 0
+    else:
+        after += 1
+print(watched, intervals, missing, after)
+PY
+)
+  echo "      watch of collector 1: $intervals intervals, $watched joined commands; $missing intervals name collector 2 as missing"
+  grep -q "cover only" "$work/watch.err" && fail "the watch still says it covers one collector"
+  if [ "$scenario" = union ]; then
+    [ "$watched" = $((sent / 2)) ] ||
+      fail "the watch of collector 1 counted $watched joined commands, the agents sent $((sent / 2))"
+    # (An interval whose collector-2 part came late says so; the part goes into the next one.)
+    grep -q '"notes":\[[^]]*down' "$work/watch.out" && fail "the watch found collector 2 down"
+    echo "ok:   the watch of collector 1 counted all $watched commands of the ring, collector 2's included, each once"
+  else
+    [ "$missing" -gt 0 ] || fail "no interval of the watch names collector 2 while it was down"
+    [ "$after" -gt 0 ] || fail "the watch did not merge collector 2 again after its restart"
+    grep -m1 "$(addr 2)" "$work/watch.out" | python3 -c "
+import json, sys; print('      note:', [n for n in json.loads(sys.stdin.read())['notes']][0])"
+    echo "ok:   the watch of collector 1 went on while collector 2 was down, naming it, and merged it again after its restart ($after intervals)"
+  fi
+fi
 ctl_at 1 stop ring >/dev/null || fail "stop"
 "$ctl" report "$work/out/" -o json >"$work/files.json" || fail "file report"
 read -r host target matched < <(python3 -c "
