@@ -120,30 +120,10 @@ v1::WatchUpdate FleetWatchReactor::MergeOne(v1::WatchUpdate local) {
   return merged;
 }
 
-void FleetWatchReactor::WriteNext() {
-  std::lock_guard lock(write_mu_);
-  if (writing_ || finished_ || cancelled_) return;
+std::optional<v1::WatchUpdate> FleetWatchReactor::NextUpdate() {
   auto update = out_.Pop();
-  if (!update) return;
-  current_ = std::move(*update);
-  current_.set_dropped_updates(current_.dropped_updates() + out_.dropped());
-  writing_ = true;
-  StartWrite(&current_);
-}
-
-void FleetWatchReactor::OnWriteDone(bool ok) {
-  {
-    std::lock_guard lock(write_mu_);
-    writing_ = false;
-    if (!ok || cancelled_) {
-      if (!finished_) {
-        finished_ = true;
-        Finish(grpc::Status::OK);
-      }
-      return;
-    }
-  }
-  WriteNext();
+  if (update) update->set_dropped_updates(update->dropped_updates() + out_.dropped());
+  return update;
 }
 
 void FleetWatchReactor::Stop() {
@@ -155,16 +135,6 @@ void FleetWatchReactor::Stop() {
     }
   }
   changed_.notify_all();
-}
-
-void FleetWatchReactor::OnCancel() {
-  Stop();
-  std::lock_guard lock(write_mu_);
-  cancelled_ = true;
-  if (!finished_ && !writing_) {
-    finished_ = true;
-    Finish(grpc::Status::CANCELLED);
-  }
 }
 
 void FleetWatchReactor::OnDone() {

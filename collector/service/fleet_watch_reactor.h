@@ -6,8 +6,8 @@
 // subscription, waits up to kPeerWait for an update of every peer whose stream is up, and queues
 // MergeWatchUpdates of what has come; a peer that is down or late is named in the update's
 // notes. Every update a peer sends is merged into exactly one interval, so counts over a watch
-// add up even when the collectors' ticks drift. The writes are WatchReactor's: one at a time, the
-// oldest dropped (and counted) when the client reads too slowly.
+// add up even when the collectors' ticks drift. The writes are WatchWriter's, from a bounded
+// queue: the oldest dropped (and counted) when the client reads too slowly.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
@@ -25,10 +25,11 @@
 #include "collector_peers.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "watch_hub.h"
+#include "watch_reactor.h"
 
 namespace ntprof::collector {
 
-class FleetWatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate> {
+class FleetWatchReactor final : public WatchWriter {
  public:
   // How long an interval waits for the peers' update of the same interval.
   static constexpr std::chrono::milliseconds kPeerWait{1500};
@@ -36,8 +37,6 @@ class FleetWatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate>
   FleetWatchReactor(WatchHub* hub, CollectorPeers* peers, const v1::WatchRequest& request,
                     int64_t now_ns);
 
-  void OnWriteDone(bool ok) override;
-  void OnCancel() override;
   void OnDone() override;
 
  private:
@@ -54,7 +53,8 @@ class FleetWatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate>
   void MergeIntervals();
   v1::WatchUpdate MergeOne(v1::WatchUpdate local);
   void Stop();
-  void WriteNext();
+  std::optional<v1::WatchUpdate> NextUpdate() override;
+  void Cancelled() override { Stop(); }
 
   WatchHub* hub_;
   CollectorPeers* peers_;
@@ -69,11 +69,6 @@ class FleetWatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate>
   std::thread merger_;
 
   BoundedQueue<v1::WatchUpdate> out_{64};
-  std::mutex write_mu_;
-  v1::WatchUpdate current_;
-  bool writing_ = false;
-  bool finished_ = false;
-  bool cancelled_ = false;
 };
 
 }  // namespace ntprof::collector

@@ -2,23 +2,17 @@
 
 namespace ntprof::collector {
 
-WatchReactor::WatchReactor(WatchHub* hub, const v1::WatchRequest& request, int64_t now_ns)
-    : hub_(hub) {
-  subscription_ = hub_->Subscribe(
-      WatchFilter::From(request), [this] { WriteNext(); }, now_ns);
-}
-
-void WatchReactor::WriteNext() {
+void WatchWriter::WriteNext() {
   std::lock_guard lock(mu_);
   if (writing_ || finished_ || cancelled_) return;
-  auto update = subscription_->Next();
+  auto update = NextUpdate();
   if (!update) return;
   current_ = std::move(*update);
   writing_ = true;
   StartWrite(&current_);
 }
 
-void WatchReactor::OnWriteDone(bool ok) {
+void WatchWriter::OnWriteDone(bool ok) {
   {
     std::lock_guard lock(mu_);
     writing_ = false;
@@ -35,8 +29,8 @@ void WatchReactor::OnWriteDone(bool ok) {
   WriteNext();
 }
 
-void WatchReactor::OnCancel() {
-  hub_->Unsubscribe(subscription_);
+void WatchWriter::OnCancel() {
+  Cancelled();
   std::lock_guard lock(mu_);
   cancelled_ = true;
   // A write in flight finishes the call in OnWriteDone, whatever its outcome.
@@ -44,6 +38,12 @@ void WatchReactor::OnCancel() {
     finished_ = true;
     Finish(grpc::Status::CANCELLED);
   }
+}
+
+WatchReactor::WatchReactor(WatchHub* hub, const v1::WatchRequest& request, int64_t now_ns)
+    : hub_(hub) {
+  subscription_ = hub_->Subscribe(
+      WatchFilter::From(request), [this] { WriteNext(); }, now_ns);
 }
 
 void WatchReactor::OnDone() {
