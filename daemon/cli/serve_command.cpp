@@ -28,6 +28,7 @@ struct ServeArgs {
   std::string transport = "tcp";
   std::string device;
   std::string btf;
+  std::vector<std::string> spdk;  // SPDK binaries or PIDs recorded instead of the kernel
   std::string agent_name;
   std::string socket = "/run/ntprofd/ntprofd.sock";
   std::string socket_group = "ntprof";
@@ -53,6 +54,7 @@ int RunServe(ServeArgs a) {
   o.agent.transport = *agent::ParseTransport(a.transport);
   o.agent.device = a.device;
   o.agent.btf_path = a.btf;
+  o.agent.spdk = a.spdk;
   o.agent.interval_s = a.interval;
   o.socket_path = a.socket;
   o.socket_group = a.socket_group;
@@ -107,7 +109,7 @@ void AddServeCommand(CLI::App& app, int* exit_code) {
     ntprofd serve - the long-lived agent: records what its collector asks, serves ntprofctl
 
 SYNOPSIS
-    ntprofd serve --role host|target [--transport {transports}] [--device DEV]
+    ntprofd serve --role host|target [--transport {transports}] [--device DEV | --spdk BINARY|PID...]
                   [--collector HOST:PORT[,HOST:PORT...] | --ring-file FILE]
                   [--collector-tls-ca FILE] [--collector-tls-cert FILE --collector-tls-key FILE]
                   [--socket PATH] [--listen HOST:PORT --tls-cert FILE
@@ -139,6 +141,13 @@ DESCRIPTION
     gets no more records and keeps its link until everything spooled for it is acknowledged.
     A start or stop may come from any collector of the ring; the session is recorded once.
 
+    SPDK: with --spdk BINARY (repeatable; or a PID), the agent records the role's SPDK processes
+    through the ntprof probe contract's USDT probes instead of the kernel (docs/spdk.md): every
+    session a collector or ntprofctl starts attaches to the processes of BINARY running then and
+    to those that start while it runs (a BINARY may be a library, e.g. libspdk_nvmf.so, to match
+    every process that maps it), switches their sampling on with the session's rate and salt, and
+    off when it ends. --transport names the transport they speak.
+
     The collector address: --collector, else $NTPROF_COLLECTOR, else a `collector = HOST:PORT`
     line in /etc/ntprof/ntprofd.conf (which also takes tls-ca, tls-cert and tls-key lines for
     the link), else none: the agent then serves only its socket. Unix sockets and localhost
@@ -153,6 +162,11 @@ DESCRIPTION
   AddTransportOption(cmd, &args->transport);
   cmd->add_option("--device", args->device,
                   "Default device: local: the block device (loop0), required; host: one namespace");
+  cmd->add_option("--spdk", args->spdk,
+                  "Record these SPDK processes (BINARY: every process of it, now or later; or a "
+                  "PID) for --role through their ntprof USDT probes, instead of the kernel; "
+                  "repeatable")
+      ->type_name("BINARY|PID");
   cmd->add_option("--btf", args->btf, "External BTF for modules built without BTF")
       ->check(CLI::ExistingFile);
   cmd->add_option("--agent-name", args->agent_name,
@@ -232,9 +246,13 @@ EXAMPLES
     host#   ntprofd serve --role host --collector c1:7420,c2:7420,c3:7420 --collector-tls-ca ca.pem
     host#   ntprofd serve --role host --ring-file /etc/ntprof/collectors --collector-tls-ca ca.pem
                                       # one collector per line; edit it to grow the ring
+    target# ntprofd serve --role target --spdk /usr/local/bin/nvmf_tgt --collector c1:7420
+                                      # SPDK's NVMe-oF target, processes started later too
     host#   systemctl enable --now ntprofd    # the same, from /etc/default/ntprofd)");
   cmd->callback([args, exit_code] {
-    CheckTransportFlags(args->role, args->transport, args->device, true);
+    if (!args->spdk.empty() && !args->device.empty())
+      throw CLI::ValidationError("--device", "records a kernel device; --spdk records SPDK processes");
+    if (args->spdk.empty()) CheckTransportFlags(args->role, args->transport, args->device, true);
     *exit_code = RunServe(*args);
   });
 }

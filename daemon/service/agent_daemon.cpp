@@ -62,27 +62,33 @@ absl::Status AgentDaemon::Init() {
       });
   if (absl::Status st = ring_->SetMembers(collectors); !st.ok()) return st;
 
-  // A trial load and attach: READY means the role's programs attach on this kernel. A failure is
-  // not fatal (a module may be loaded later); sessions then report it in SessionClosed.error.
-  SessionOptions trial{
-      .role = config.role, .transport = config.transport, .btf_path = config.btf_path};
-  auto engine = AgentEngine::Start(trial, facts_);
-  HookPlan plan = engine.ok() ? (*engine)->plan()
-                              : PlanHooks(config.role, config.transport, facts_,
-                                          PlanInputs{.external_btf = !config.btf_path.empty()});
-  if (!engine.ok()) {
-    spdlog::warn(
-        "the {} hooks do not attach yet: {}; recordings will fail until this is fixed "
-        "(see `ntprofd probe --role {}`)",
-        RoleName(config.role), std::string(engine.status().message()), RoleName(config.role));
+  if (!config.spdk.empty()) {
+    // SPDK processes, not the kernel: their probes are found per session (processes come and go).
+    spdlog::info("recording SPDK {} processes: {}", RoleName(config.role),
+                 absl::StrJoin(config.spdk, ", "));
   } else {
-    spdlog::info("{}/{} hooks attach on this kernel", RoleName(config.role),
-                 TransportName(config.transport));
+    // A trial load and attach: READY means the role's programs attach on this kernel. A failure is
+    // not fatal (a module may be loaded later); sessions then report it in SessionClosed.error.
+    SessionOptions trial{
+        .role = config.role, .transport = config.transport, .btf_path = config.btf_path};
+    auto engine = AgentEngine::Start(trial, facts_);
+    HookPlan plan = engine.ok() ? (*engine)->plan()
+                                : PlanHooks(config.role, config.transport, facts_,
+                                            PlanInputs{.external_btf = !config.btf_path.empty()});
+    if (!engine.ok()) {
+      spdlog::warn(
+          "the {} hooks do not attach yet: {}; recordings will fail until this is fixed "
+          "(see `ntprofd probe --role {}`)",
+          RoleName(config.role), std::string(engine.status().message()), RoleName(config.role));
+    } else {
+      spdlog::info("{}/{} hooks attach on this kernel", RoleName(config.role),
+                   TransportName(config.transport));
+    }
+    engine = absl::UnknownError("released");  // detach before recordings load their own
+    google::protobuf::RepeatedPtrField<v1::HookDecision> hooks;
+    ToHookDecisions(plan, &hooks);
+    hooks_.assign(hooks.begin(), hooks.end());
   }
-  engine = absl::UnknownError("released");  // detach before recordings load their own
-  google::protobuf::RepeatedPtrField<v1::HookDecision> hooks;
-  ToHookDecisions(plan, &hooks);
-  hooks_.assign(hooks.begin(), hooks.end());
 
   recordings_ = std::make_unique<Recordings>(config, ring_.get(), &facts_);
   service_ = std::make_unique<AgentService>(&options_.agent, &facts_, recordings_.get(),

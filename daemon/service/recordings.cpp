@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "loss_counters.h"
 #include "recorder.h"
+#include "spdk_recorder.h"
 #include "spdlog/spdlog.h"
 
 namespace ntprof::agent {
@@ -38,7 +39,8 @@ struct Recordings::Recording {
     stop = true;
   }
   // The recorder's own reason (duration elapsed, device gone) unless it was asked to stop.
-  std::string StopReason(const Recorder& recorder) {
+  template <typename AnyRecorder>  // Recorder (kernel) or spdk::SpdkRecorder
+  std::string StopReason(const AnyRecorder& recorder) {
     if (!stop) return recorder.stop_reason();
     std::lock_guard lock(mu);
     return stop_reason;
@@ -178,8 +180,25 @@ absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
   return r;
 }
 
+// The kernel's BPF programs, or the SPDK processes the agent was given (--spdk): same settings,
+// same sink, same spool.
 void Recordings::Run(std::shared_ptr<Recording> r) {
   const v1::RecordingSettings& s = r->settings;
+  if (!config_.spdk.empty()) {
+    spdk::SpdkRecordingOptions o;
+    o.role = config_.role == Role::kTarget ? spdk::SpdkRole::kTarget : spdk::SpdkRole::kHost;
+    o.targets = config_.spdk;
+    o.transport = config_.transport;
+    o.sample_rate = s.sample_rate();
+    o.salt = s.salt();
+    o.duration_s = s.duration_s();
+    o.interval_s = config_.interval_s;
+    o.session_name = s.session();
+    RunWith(r, spdk::SpdkRecorder::Start(o, [session = s.session()](const std::string& line) {
+              spdlog::info("session {}: {}", session, line);
+            }));
+    return;
+  }
   RecordingOptions o;
   o.session.role = config_.role;
   o.session.transport = config_.transport;
@@ -190,7 +209,13 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
   o.duration_s = s.duration_s();
   o.interval_s = config_.interval_s;
   o.session_name = s.session();
+  RunWith(r, Recorder::Start(o, *facts_));
+}
 
+template <typename AnyRecorder>
+void Recordings::RunWith(std::shared_ptr<Recording> r,
+                         absl::StatusOr<std::unique_ptr<AnyRecorder>> recorder) {
+  const v1::RecordingSettings& s = r->settings;
   auto finish = [&](absl::StatusOr<v1::FileTrailer> result) {
     std::vector<std::shared_ptr<RecordFeed>> feeds;
     {
@@ -210,7 +235,6 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
     r->finished.set_value(std::move(result));
   };
 
-  auto recorder = Recorder::Start(o, *facts_);
   if (!recorder.ok()) {
     spdlog::error("session {}: cannot record: {}", s.session(),
                   std::string(recorder.status().message()));

@@ -35,6 +35,9 @@ struct AgentConfig {
   std::string device;  // default device (local transport: the block device to record)
   std::string btf_path;
   double interval_s = 1;
+  // SPDK binaries or PIDs recorded for the role through the probe contract's USDT probes, in
+  // place of the kernel (serve --spdk): empty = the kernel's BPF programs.
+  std::vector<std::string> spdk;
 };
 
 class Recordings {
@@ -68,6 +71,9 @@ class Recordings {
   absl::StatusOr<std::shared_ptr<Recording>> Launch(const v1::RecordingSettings& settings,
                                                     bool spooled);
   void Run(std::shared_ptr<Recording> recording);
+  template <typename AnyRecorder>
+  void RunWith(std::shared_ptr<Recording> recording,
+               absl::StatusOr<std::unique_ptr<AnyRecorder>> recorder);
   void Publish(Recording& recording, const v1::RecordStreamMessage& message);
   void ReapLocked();
   std::filesystem::path MarkerOf(const std::string& session) const;
