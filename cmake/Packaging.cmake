@@ -121,13 +121,14 @@ enabled nor started.")
 
 set(CPACK_DEBIAN_NTPROF-DEV_PACKAGE_NAME ntprof-dev)
 set(CPACK_DEBIAN_NTPROF-DEV_PACKAGE_SECTION devel)
-set(CPACK_DEBIAN_NTPROF-DEV_PACKAGE_ARCHITECTURE all)
-# ntprof_probe.h includes <sys/sdt.h>.
-set(CPACK_DEBIAN_NTPROF-DEV_PACKAGE_DEPENDS "systemtap-sdt-dev")
+# Architecture-dependent: it carries libntprof_probe.so (the contract as a C ABI).
+# ntprof_probe.h includes <sys/sdt.h>; the Python binding (ntprof_probe.py) needs python3.
+set(CPACK_DEBIAN_NTPROF-DEV_PACKAGE_DEPENDS "systemtap-sdt-dev, python3")
 set(CPACK_DEBIAN_NTPROF-DEV_DESCRIPTION "ntprof probe contract for user-space NVMe-oF applications
-Headers (<ntprof/ntprof_probe.h>) for SPDK targets and hosts that let
-ntprofd profile them with the same stages, sampling and join as the
-Linux NVMe over Fabrics drivers.")
+Headers (<ntprof/ntprof_probe.h>) for SPDK targets and hosts, and
+libntprof_probe.so with a Python binding for other user-space stacks,
+that let ntprofd profile them with the same stages, sampling and join
+as the Linux NVMe over Fabrics drivers.")
 
 # Maintainer scripts (deploy/packaging/<package>/) and conffiles of the packages that have them.
 foreach(package ntprofd ntprofctl ntprof-collector)

@@ -23,7 +23,8 @@ subcommands_of() {
 # options_of HELP: "name takes_value choices" per option name under "Options:", e.g.
 # "-o 1 text,json", "--output 1 text,json", "--detail 0 -".
 options_of() {
-  awk '/^Options:/ {in_list = 1; next}
+  # Options sit under "Options:" and under CLI11's option groups ("Fleet store (ClickHouse):").
+  awk '/^[A-Za-z][^:]*:$/ {in_list = 1; next}
        in_list && /^  -/ {
          line = substr($0, 3)
          names = line; sub(/ .*/, "", names)

@@ -64,7 +64,6 @@ version=$(sed -n 's/^set(CPACK_PACKAGE_VERSION "\(.*\)")$/\1/p' "$build/CPackCon
 debs=()
 for p in "${packages[@]}"; do
   arch=$(dpkg --print-architecture)
-  [ "$p" = ntprof-dev ] && arch=all
   deb="$build/packages/${p}_${version}-1_${arch}.deb"
   if [ -f "$deb" ]; then debs+=("$deb"); else fail "no $deb (cpack made: $(ls "$build/packages"))"; fi
 done
