@@ -11,6 +11,7 @@ set -euo pipefail
 spdk=$1 ntprofctl=$2
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 tb=$repo/deploy/testbed/tb
+source "$repo/tests/spdk/real/delay_target.sh"
 eval "$("$tb" env)"
 rate=2 salt=$RANDOM delay_us=${NTPROF_SPDK_DELAY_US:-10000} port=4430
 nqn=nqn.2016-06.io.spdk:ntprof-mixed
@@ -46,13 +47,7 @@ log "nvmf_tgt in the target VM, delay bdev ${delay_us} us, listening on $NTPROF_
     >$guest_out/nvmf_tgt.log 2>&1 </dev/null & echo \$! >/run/nvmf_tgt.pid"
 for _ in $(seq 1 120); do "$tb" ssh target "test -S /run/spdk.sock" && break; sleep 1; done
 "$tb" ssh target "test -S /run/spdk.sock" || { echo "nvmf_tgt did not start:"; tail -20 "$out/nvmf_tgt.log"; exit 1; }
-rpc framework_wait_init
-rpc nvmf_create_transport -t TCP -u 8192 -q 128 -c 4096
-rpc bdev_malloc_create -b Malloc0 64 4096
-rpc bdev_delay_create -b Malloc0 -d Delay0 -r "$delay_us" -t "$delay_us" -w "$delay_us" -n "$delay_us"
-rpc nvmf_create_subsystem "$nqn" -a -s NTPROFMIXED1
-rpc nvmf_subsystem_add_ns "$nqn" Delay0
-rpc nvmf_subsystem_add_listener "$nqn" -t tcp -a "$NTPROF_TB_TARGET_IP" -s "$port"
+configure_delay_target rpc 64 "$delay_us" "$nqn" NTPROFMIXED1 "$NTPROF_TB_TARGET_IP" "$port"
 "$tb" ssh host "nvme connect -t tcp -a $NTPROF_TB_TARGET_IP -s $port -n $nqn" >/dev/null
 dev=
 for _ in $(seq 1 30); do

@@ -13,6 +13,7 @@ set -euo pipefail
 spdk=$1 ntprofd=$2 ntprofctl=$3
 out=${4:-$(mktemp -d)}
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/delay_target.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIPPED: uprobes need root"; exit 77; }
 delay_us=${NTPROF_SPDK_DELAY_US:-2000} seconds=${NTPROF_SPDK_SECONDS:-8} rate=${NTPROF_SPDK_RATE:-1}
 nqn=nqn.2016-06.io.spdk:ntprof-test
@@ -33,13 +34,7 @@ log "nvmf_tgt on core 0 (no hugepages), delay bdev ${delay_us} us"
   --env-context="--no-huge --legacy-mem" >"$out/nvmf_tgt.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 300); do [ -S "$out/spdk.sock" ] && break; sleep 0.1; done
-rpc framework_wait_init
-rpc nvmf_create_transport -t TCP -u 8192 -q 128 -c 4096
-rpc bdev_malloc_create -b Malloc0 256 4096
-rpc bdev_delay_create -b Malloc0 -d Delay0 -r "$delay_us" -t "$delay_us" -w "$delay_us" -n "$delay_us"
-rpc nvmf_create_subsystem "$nqn" -a -s NTPROF0001
-rpc nvmf_subsystem_add_ns "$nqn" Delay0
-rpc nvmf_subsystem_add_listener "$nqn" -t tcp -a 127.0.0.1 -s 4420
+configure_delay_target rpc 256 "$delay_us" "$nqn" NTPROF0001 127.0.0.1 4420
 
 start_agent() {  # NAME ARGS...: ntprofd record until it says "recording"; its PID in $agent
   local name=$1; shift
