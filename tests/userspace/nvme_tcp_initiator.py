@@ -7,6 +7,7 @@ a user-space initiator driving, say, GPU memory would.
 
 usage: nvme_tcp_initiator.py --addr IP [--port 4420] --nqn SUBNQN [--nsid 1] [--rw read|write]
            [--bs BYTES] [--count N | --seconds S] [--probe]      prints one JSON summary line
+(ntprof_probe.py must be on PYTHONPATH; its library, libntprof_probe.so, is loaded only with --probe)
 
 Writes up to the target's in-capsule size go in the command capsule; larger ones wait for the
 target's R2T and follow as H2CData PDUs. Digests are off. Everything the target answers is
@@ -21,6 +22,8 @@ import sys
 import time
 import uuid
 
+import ntprof_probe as p   # the slot and probe names; the library is loaded only with --probe
+
 # PDU types (NVMe/TCP transport specification)
 ICREQ, ICRESP, CAPSULE_CMD, CAPSULE_RESP, H2C_DATA, C2H_DATA, R2T = 0x00, 0x01, 0x04, 0x05, 0x06, 0x07, 0x09
 F_DATA_LAST = 0x04
@@ -33,6 +36,19 @@ PSDT_SGL = 0x40            # CDW0 flags: SGLs, metadata pointer unused
 
 class NvmeError(RuntimeError):
     pass
+
+
+class NoStamps:
+    """Stands in for ntprof_probe.Request without --probe: nothing is ever sampled."""
+    sampled = False
+
+    def begin(self, *_):
+        return False
+
+    def stamp(self, *_):
+        pass
+
+    stamp_first = done = stamp
 
 
 class Queue:
@@ -175,10 +191,9 @@ def main():
     if not a.count and not a.seconds:
         ap.error("give --count or --seconds")
 
-    req = None
+    req = NoStamps()
     if a.probe:
-        import ntprof_probe
-        probe = ntprof_probe.Probe()
+        probe = p.Probe()
         req = probe.request()
         if a.wait_for_agent and not probe.wait_for_agent(a.wait_for_agent):
             raise NvmeError(f"no ntprofd attached to the probe library in {a.wait_for_agent} s")
@@ -218,11 +233,12 @@ def main():
     while (a.count and done < a.count) or (end and time.monotonic() < end):
         slba = (done * 7919 % blocks) * (nlb + 1)
         cid = q.next_cid()
-        status = run_io(q, req, a.nqn, cntlid, cid, opcode, a.nsid, slba, nlb, payload, a.bs)
+        status, was_sampled = run_io(q, req, a.nqn, cntlid, cid, opcode, a.nsid, slba, nlb, payload,
+                                     a.bs)
         if status:
             raise NvmeError(f"{a.rw} of LBA {slba} failed: status {status:#x}")
         done += 1
-        sampled += bool(req and req.last_sampled)
+        sampled += was_sampled
         r2t_writes += q.last_r2t
     elapsed = time.monotonic() - started
     print(json.dumps({"commands": done, "sample_rate": probe.sample_rate() if a.probe else 0, "sampled": sampled, "r2t_writes": r2t_writes, "cntlid": cntlid,
@@ -231,26 +247,23 @@ def main():
 
 
 def run_io(q, req, nqn, cntlid, cid, opcode, nsid, slba, nlb, payload, length):
-    """One read or write at QD1, stamped at each boundary when sampled; returns the status."""
-    import_probe = req is not None
-    if import_probe:
-        import ntprof_probe as p
-        req.last_sampled = req.begin(opcode, nsid, slba, nlb & 0xFFFF, cid)
-        req.stamp(p.H1_SUBMIT)
+    """One read or write at QD1, stamped at each boundary when sampled (the stamps are no-ops
+    otherwise); returns (status, whether it was sampled)."""
+    sampled = req.begin(opcode, nsid, slba, nlb & 0xFFFF, cid)
+    req.stamp(p.H1_SUBMIT)
     inline = opcode == OPC_WRITE and length <= q.in_capsule
     q.last_r2t = 0
     sqe = io_sqe(cid, opcode, nsid, slba, nlb, length, SGL_IN_CAPSULE if inline else SGL_TRANSPORT)
     # "handed to the socket": stamped before the send, as the kernel driver does; the send's own
     # time is the host's network stack (a stamp after sendall would charge a preempted send to the
     # host driver while the target already works on the command).
-    if import_probe:
-        req.stamp(p.H2_CAPSULE_SENT)
+    req.stamp(p.H2_CAPSULE_SENT)
     q.send_capsule(sqe, payload if inline else b"")
     received = 0
     while True:
         ptype, _flags, header, data = q.recv_pdu()
         arrived = q.last_header_ns
-        if import_probe and ptype in (C2H_DATA, CAPSULE_RESP):   # an R2T is not a reply
+        if ptype in (C2H_DATA, CAPSULE_RESP):   # an R2T is not a reply
             req.stamp_first(p.H3_REPLY_RECEIVED, arrived)
         if ptype == C2H_DATA:
             ccid, _, datao, datal = struct.unpack("<HHII", header[:12])
@@ -262,20 +275,17 @@ def run_io(q, req, nqn, cntlid, cid, opcode, nsid, slba, nlb, payload, length):
             if ccid != cid:
                 raise NvmeError(f"R2T for cid {ccid}, expected {cid}")
             q.last_r2t = 1
-            if import_probe:
-                req.stamp_first(p.H_R2T_RECEIVED, arrived)
-            send_h2c(q, cid, ttag, payload, r2to, r2tl,
-                     lambda: req.stamp(p.H_DATA_SENT) if import_probe else None)
+            req.stamp_first(p.H_R2T_RECEIVED, arrived)
+            send_h2c(q, cid, ttag, payload, r2to, r2tl, lambda: req.stamp(p.H_DATA_SENT))
         elif ptype == CAPSULE_RESP:
             _, status = q.response(cid, header)
             if opcode == OPC_READ and not status and received != length:
                 raise NvmeError(f"read of {length} bytes returned {received}")
-            if import_probe:
-                req.stamp(p.H_RESPONSE_RECEIVED, arrived)
-                req.stamp(p.H4_COMPLETED)
-                req.done(p.HOST_TCP, nqn, cntlid, q.qid, cid, opcode, nsid, slba, nlb & 0xFFFF,
-                         length, status)
-            return status
+            req.stamp(p.H_RESPONSE_RECEIVED, arrived)
+            req.stamp(p.H4_COMPLETED)
+            req.done(p.HOST_TCP, nqn, cntlid, q.qid, cid, opcode, nsid, slba, nlb & 0xFFFF, length,
+                     status)
+            return status, sampled
         else:
             raise NvmeError(f"unexpected PDU type {ptype:#x} for cid {cid}")
 
