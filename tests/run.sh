@@ -38,11 +38,16 @@ ctest --test-dir "$build" --output-on-failure -j2 --timeout 300
 # patches) into a cache outside the clone, which takes about 20 minutes on 2 cores.
 # NTPROF_SPDK=build builds it when it is not cached; auto runs the SPDK tests only when a build is
 # cached; skip (the default, until CI has room for the build and the 128 KiB read check below is
-# settled) never. The tarball: $NTPROF_SPDK_TARBALL, else the first spdk-23.01.1.tar.xz in a
-# folder beside the clone or beside its parent.
+# settled) never. The tarball: $NTPROF_SPDK_TARBALL, else the first spdk-23.01.1.tar.xz found up to
+# two folders deep beside the clone or beside its parent.
 spdk_mode=${NTPROF_SPDK:-skip}
 spdk_cache=${NTPROF_SPDK_CACHE:-/var/cache/ntprof-spdk}
-spdk_tarball=${NTPROF_SPDK_TARBALL:-$(ls "$repo"/../*/spdk-23.01.1.tar.xz "$repo"/../../*/spdk-23.01.1.tar.xz 2>/dev/null | head -1)}
+# (find, not ls: a pattern that matches nothing must not end this set -e script)
+if [ "$spdk_mode" != skip ]; then
+  spdk_tarball=${NTPROF_SPDK_TARBALL:-$(find "$(dirname "$repo")" "$(dirname "$(dirname "$repo")")" \
+    -mindepth 2 -maxdepth 3 -name spdk-23.01.1.tar.xz -not -path "$repo/*" 2>/dev/null | head -1 || true)}
+  [ -n "$spdk_tarball" ] || step "real SPDK: skipped (no spdk-23.01.1.tar.xz found; set NTPROF_SPDK_TARBALL)"
+fi
 if [ "$spdk_mode" != skip ] && [ -n "$spdk_tarball" ]; then
   if [ "$spdk_mode" = build ] || "$repo/tests/spdk/real/build_spdk.sh" --cached "$spdk_tarball" "$spdk_cache" >/dev/null 2>&1; then
     step "real SPDK: build (cached in $spdk_cache) and nvmf_tgt + perf recorded by ntprofd"
