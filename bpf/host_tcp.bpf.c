@@ -6,9 +6,9 @@
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
  *   H2  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before
- *       Linux 6.5, sock_sendmsg from 6.5 on): the ENTRY of the call that began handing the command
- *       capsule PDU to TCP (the PDU stream is followed at the calls' return, byte-counted per
- *       socket from each header's plen). Entry, not return: by causality H2 then precedes the
+ *       Linux 6.5, sock_sendmsg from 6.5 on): the ENTRY of the first call that began handing the
+ *       command capsule PDU to TCP, recognised by its first byte: the command's PDU buffer
+ *       (nvme_tcp_request.pdu, noted at H1). Entry, not return: by causality H2 then precedes the
  *       target's T0, so the network stage is never negative.
  *   H3  skb_copy_bits return inside nvme_tcp_recv_skb: the first reply PDU header (C2HData for
  *       reads, the response capsule otherwise) complete in queue->pdu
@@ -17,7 +17,7 @@
  * Devices are namespace heads (nvme0n1) even with native multipath, where requests run on hidden
  * path disks that have no dev_t in sysfs.
  *   components: response capsule header (H_RESPONSE_RECEIVED), first R2T header (H_R2T_RECEIVED),
- *   last H2CData PDU handed to TCP (H_DATA_SENT).
+ *   entry of the call that began handing the last H2CData PDU to TCP (H_DATA_SENT).
  *
  * Why the socket layer: nvme_tcp's own send/receive helpers are inlined on Debian's kernels (see
  * docs/hooks.md); the PDU headers pass through these exported functions as separate buffers.
@@ -32,17 +32,11 @@
 #include "ntprof_tcp_send.h"
 #include <bpf/bpf_endian.h>
 
-/* What we know of one NVMe/TCP socket: its queue and where its outgoing PDU stream stands. */
+/* What we know of one NVMe/TCP socket: its queue. */
 struct host_sock {
-	struct ntprof_tcp_send_state send; /* first: tcp_sent() gets a pointer to it */
-	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use */
-	__u32 ctrl;      /* nvmeN instance */
-	__s32 remaining; /* bytes of the PDU being sent not yet handed to TCP (0: next send = header) */
+	__u64 queue; /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use */
+	__u32 ctrl;  /* nvmeN instance */
 	__u16 qid;
-	__u16 cur_cid;
-	__u8 cur_type;
-	__u8 cur_incapsule;
-	__u64 pdu_start_ns; /* entry of the send call that handed the current PDU's first byte */
 };
 
 struct {
@@ -67,6 +61,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct host_recv_ctx);
 } recv_ctx SEC(".maps");
+
+/* Where a sampled command's PDU headers are built (nvme_tcp_request.pdu) -> its struct request *.
+ * The pair is fixed for the request's life, so entries are never deleted; a send that begins at an
+ * address here still stamps only a command in the in-flight table whose cid its header names. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NTPROF_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, __u64);
+} pdu_requests SEC(".maps");
 
 enum host_kprobe_hook {
 	HOOK_SKB_COPY_BITS = 3,
@@ -108,58 +112,40 @@ static __always_inline struct host_sock *host_sock_get(struct sock *sk)
 	return bpf_map_lookup_elem(&host_socks, &key);
 }
 
-static __always_inline struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk)
-{
-	struct host_sock *s = host_sock_get(sk);
+/* ---- H2, H_DATA_SENT: a sampled command's PDU header handed to TCP ---- */
 
-	return s ? &s->send : NULL;
+static __always_inline void host_command_sampled(struct request *rq)
+{
+	struct nvme_tcp_request___ntprof *req = nvme_req_of(rq);
+	__u64 pdu = (__u64)BPF_CORE_READ(req, pdu);
+	__u64 r = (__u64)rq;
+
+	if (pdu)
+		bpf_map_update_elem(&pdu_requests, &pdu, &r, BPF_ANY);
 }
 
-/* A send call handed `sent` bytes, starting at st->call_start_addr, to TCP. Follow the PDU
- * stream: a send that starts a PDU carries its header (the driver sends headers on their own). */
-static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent)
+/* A send call is entered on an NVMe/TCP socket or any other: if its first byte is a sampled
+ * command's PDU buffer holding that command's capsule or H2CData header, stamp it. */
+static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
 {
-	struct host_sock *s = (struct host_sock *)st;
+	__u64 *rq = bpf_map_lookup_elem(&pdu_requests, &first_byte);
 	struct ntprof_record *rec;
+	__u8 h[12];
 
-	if (s->remaining <= 0) {
-		__u8 h[12];
-		__u32 plen;
-
-		if (bpf_probe_read_kernel(h, sizeof(h), (void *)st->call_start_addr))
-			return;
-		plen = *(__u32 *)&h[4];
-		if (h[0] == NTPROF_PDU_CMD && h[2] == NTPROF_PDU_CMD_HLEN) {
-			s->cur_cid = *(__u16 *)&h[8 + NTPROF_SQE_CID];
-			s->cur_incapsule = plen > NTPROF_PDU_CMD_HLEN + 2 * NTPROF_PDU_DIGEST_LEN;
-		} else if (h[0] == NTPROF_PDU_H2C_DATA && h[2] == NTPROF_PDU_SMALL_HLEN) {
-			s->cur_cid = *(__u16 *)&h[NTPROF_PDU_DATA_CID];
-		} else if (h[0] != NTPROF_PDU_ICREQ) {
-			ntprof_lose(NTPROF_LOSS_PDU_RESYNC);
-			return;
-		}
-		s->cur_type = h[0];
-		s->remaining = plen;
-		s->pdu_start_ns = st->call_start_ns;
-	}
-	s->remaining -= sent;
-	if (s->remaining > 0)
+	if (!rq)
 		return;
-	s->remaining = 0;
-	if (s->cur_type == NTPROF_PDU_ICREQ)
+	rec = host_lookup_request((struct request *)*rq);
+	if (!rec || bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte))
 		return;
-	rec = host_lookup_cid(s->ctrl, s->qid, s->cur_cid);
-	if (!rec)
-		return;
-	/* Stamped with the entry of the call that began handing the PDU to TCP: nothing of it can
-	 * reach the target earlier, so the network stage can never come out negative, however long
-	 * this CPU is held up inside TCP before the call returns. */
-	if (s->cur_type == NTPROF_PDU_CMD) {
-		rec->stamps[NTPROF_H2_CAPSULE_SENT] = s->pdu_start_ns;
-		if (s->cur_incapsule)
+	if (h[0] == NTPROF_PDU_CMD && h[2] == NTPROF_PDU_CMD_HLEN &&
+	    *(__u16 *)&h[8 + NTPROF_SQE_CID] == rec->cid) {
+		if (!rec->stamps[NTPROF_H2_CAPSULE_SENT])
+			rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();
+		if (*(__u32 *)&h[4] > NTPROF_PDU_CMD_HLEN + 2 * NTPROF_PDU_DIGEST_LEN)
 			rec->flags |= NTPROF_F_INCAPSULE;
-	} else {
-		rec->stamps[NTPROF_H_DATA_SENT] = s->pdu_start_ns; /* the last H2CData PDU wins */
+	} else if (h[0] == NTPROF_PDU_H2C_DATA && h[2] == NTPROF_PDU_SMALL_HLEN &&
+		   *(__u16 *)&h[NTPROF_PDU_DATA_CID] == rec->cid) {
+		rec->stamps[NTPROF_H_DATA_SENT] = bpf_ktime_get_ns(); /* the last H2CData PDU wins */
 	}
 }
 

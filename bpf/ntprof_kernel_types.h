@@ -52,6 +52,10 @@ struct nvme_tcp_ctrl___ntprof {
 	struct nvme_tcp_queue___ntprof *queues; /* qid = queue - queues */
 	struct nvme_ctrl___ntprof ctrl;
 } NTPROF_CORE;
+/* The request's driver data (blk_mq_rq_to_pdu; starts with struct nvme_request). */
+struct nvme_tcp_request___ntprof {
+	void *pdu; /* where every PDU header of the command is built: capsule, then H2CData */
+} NTPROF_CORE;
 
 /* ---- nvmet core (drivers/nvme/target/nvmet.h) ---- */
 struct nvmet_subsys___ntprof;
@@ -85,6 +89,14 @@ struct nvmet_tcp_queue___ntprof {
 		__u8 first;
 	} pdu; /* union nvme_tcp_pdu, embedded: only its address is used (composite types match) */
 	bool hdr_digest;
+} NTPROF_CORE;
+
+/* One command slot of a queue: the reply PDU headers of its command are built in these buffers. */
+struct nvmet_tcp_cmd___ntprof {
+	struct nvmet_req___ntprof req; /* embedded: nvmet core names the command by &cmd->req */
+	void *rsp_pdu;
+	void *data_pdu; /* C2HData */
+	void *r2t_pdu;
 } NTPROF_CORE;
 
 /* ---- ib_core (include/rdma/ib_verbs.h): work completions ---- */

@@ -12,6 +12,8 @@
  * on hidden path disks that have no dev_t in sysfs.
  *
  * Define NTPROF_HOST_TRANSPORT (enum ntprof_transport) and include after ntprof_host_block.h.
+ * The including object defines host_command_sampled(rq): what its transport notes of a command
+ * it has just begun to track (NVMe/TCP: where the command's PDU headers are built).
  */
 #ifndef NTPROF_NVME_HOST_H
 #define NTPROF_NVME_HOST_H
@@ -19,6 +21,8 @@
 #ifndef NTPROF_HOST_TRANSPORT
 #error "define NTPROF_HOST_TRANSPORT before including ntprof_nvme_host.h"
 #endif
+
+static __always_inline void host_command_sampled(struct request *rq);
 
 /* cid index: the wire (a PDU, an RDMA completion) names a command by (queue, cid); the in-flight
  * table is keyed by request. */
@@ -109,7 +113,9 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 	if (bpf_map_update_elem(&cid_index, &k, &v, BPF_ANY)) {
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
 		host_forget_request(rq);
+		return 0;
 	}
+	host_command_sampled(rq);
 	return 0;
 }
 

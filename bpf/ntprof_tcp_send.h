@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ntprof_tcp_send.h - the NVMe/TCP send plumbing both sides share: the programs on the kernel's
- * socket send calls, which tell the side's code when a send call began, where its bytes start and
- * how many it handed to TCP. The host (host_tcp.bpf.c) and the target (target_tcp.bpf.c) follow
- * their PDU streams from there.
+ * socket send calls, which find the calls that begin handing a sampled command's PDU to TCP.
  *
  * Which call carries NVMe/TCP PDUs depends on the kernel:
  *   Linux < 6.5   kernel_sendpage(sock, page, offset, size, flags) for PDU headers and data, and
@@ -14,46 +12,36 @@
  * The agent attaches kernel_sendpage + kernel_sendmsg where kernel_sendpage exists and
  * sock_sendmsg alone where it does not (never both: kernel_sendmsg calls sock_sendmsg).
  *
- * What each send costs: kernel_sendpage's and kernel_sendmsg's arguments still say at their return
- * where the bytes began, so their fentry only notes the time on this CPU (no socket lookup, no
- * read) and the fexit does the rest, once. sock_sendmsg's iterator has moved on by its return, so
- * its entry looks the socket up and reads where the bytes begin, for NVMe/TCP sockets only. The
- * kprobe variants keep the entry's work at the entry (kretprobes see no arguments).
+ * How a sampled command's PDU is recognised: both drivers build every PDU header of a command in a
+ * buffer the command owns (host: nvme_tcp_request.pdu, for the capsule and each H2CData header;
+ * target: nvmet_tcp_cmd.rsp_pdu, .data_pdu, .r2t_pdu) and hand it to TCP with a call whose first
+ * byte is the buffer's first byte. The side notes those addresses when a command is sampled (the
+ * host at H1, the target at T1), so a send call begins a sampled command's PDU exactly when its
+ * first byte is one of them and the header there names the command's cid. Every other send on the
+ * machine costs one array read while no sampled command is in flight (at 1 in 100 and QD1, 99 % of
+ * the time), else that array read and one hash lookup by address. No PDU stream is followed for
+ * unsampled traffic. A call that continues a header TCP took only part of begins inside the buffer
+ * and is not matched: the entry of the call that began the header stays.
  *
  * The including object defines, before including this header:
- *   struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk)
- *       the send state of sk when it is one of the side's NVMe/TCP sockets, else NULL. It must be
- *       cheap for every other socket: it runs on every send on the machine.
- *   void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent)
- *       the send call that began at st->call_start_ns handed sent > 0 bytes, starting at kernel
- *       address st->call_start_addr, to TCP.
+ *   void tcp_send_begins(struct socket *sock, __u64 first_byte)
+ *       a send call on sock is entered that hands bytes starting at kernel address first_byte;
+ *       called only while a sampled command is in flight.
+ * and, when it needs the calls' returns (define NTPROF_TCP_SEND_RETURNS: the target, which emits a
+ * record once its last PDU is handed to TCP):
+ *   void tcp_send_returned(struct socket *sock, long ret)
+ *       that call returned ret (bytes handed to TCP, or an error); also only while a sampled command
+ *       is in flight.
+ * Without NTPROF_TCP_SEND_RETURNS only the entry programs exist (fentry / kprobe): the host stamps
+ * at entry and pays no trampoline at return.
  */
 #ifndef NTPROF_TCP_SEND_H
 #define NTPROF_TCP_SEND_H
 
-/* Where one socket's send call in progress began (a queue has one sender at a time). */
-struct ntprof_tcp_send_state {
-	__u64 call_start_ns;   /* entry of the send call in progress */
-	__u64 call_start_addr; /* kernel address of its first byte; 0: not a buffer we can read */
-};
-
-static __always_inline struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk);
-static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent);
-
-/* The send call in progress on this CPU, from its fentry to its fexit: send calls run in process
- * context or a queue's io_work and do not nest on one CPU; should one ever have, the fexit sees
- * another socket here and leaves the PDU unstamped (the command then misses a stamp). */
-struct ntprof_send_entry {
-	__u64 sock;
-	__u64 ns;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct ntprof_send_entry);
-} send_entry SEC(".maps");
+static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte);
+#ifdef NTPROF_TCP_SEND_RETURNS
+static __always_inline void tcp_send_returned(struct socket *sock, long ret);
+#endif
 
 /* Saved-argument keys of the kprobe variants (above the sides' own keys). */
 enum ntprof_tcp_send_hook {
@@ -80,83 +68,37 @@ static __always_inline __u64 ntprof_msg_first_byte(struct msghdr *msg)
 	return 0;
 }
 
-/* Entry of a send call on sock: note when, and where its bytes start (computed only for our
- * sockets: first_byte is evaluated after the socket check). */
+/* Entry of a send call on sock: first_byte is evaluated only while a sampled command is in
+ * flight. */
 #define NTPROF_TCP_SEND_BEGINS(sock, first_byte)                                      \
 	({                                                                            \
-		struct ntprof_tcp_send_state *st_ = tcp_send_state(BPF_CORE_READ(sock, sk)); \
-		if (st_) {                                                            \
-			st_->call_start_ns = bpf_ktime_get_ns();                      \
-			st_->call_start_addr = (first_byte);                          \
-		}                                                                     \
+		if (!ntprof_nothing_sampled_in_flight())                              \
+			tcp_send_begins((sock), (first_byte));                        \
 		0;                                                                    \
 	})
 
-/* Return of a send call on sock that handed ret bytes to TCP. */
-/* A send call on sock returned ret: the send state of sock (its sock in *sk) when the call handed
- * bytes to TCP on one of the side's NVMe/TCP sockets; else NULL. */
-static __always_inline struct ntprof_tcp_send_state *
-ntprof_send_state_at_return(struct socket *sock, long ret, struct sock **sk)
-{
-	if (ret <= 0)
-		return NULL;
-	*sk = BPF_CORE_READ(sock, sk);
-	return tcp_send_state(*sk);
-}
-
-/* Return of a send call whose entry noted time and address in the socket's state. */
-static __always_inline void ntprof_tcp_send_returned(struct socket *sock, long ret)
-{
-	struct sock *sk = NULL;
-	struct ntprof_tcp_send_state *st = ntprof_send_state_at_return(sock, ret, &sk);
-
-	if (st && st->call_start_addr)
-		tcp_sent(sk, st, ret);
-}
-
-/* fentry of a call whose arguments still tell at its return where its bytes began. */
-static __always_inline void ntprof_note_send_entry(struct socket *sock)
-{
-	__u32 zero = 0;
-	struct ntprof_send_entry *e = bpf_map_lookup_elem(&send_entry, &zero);
-
-	if (e) {
-		e->sock = (__u64)sock; /* a tracing program may keep a pointer's value (CAP_PERFMON) */
-		e->ns = bpf_ktime_get_ns();
-	}
-}
-
-/* The entry time ntprof_note_send_entry kept for sock on this CPU; 0 if another send overwrote it. */
-static __always_inline __u64 ntprof_send_entry_ns(struct socket *sock)
-{
-	__u32 zero = 0;
-	struct ntprof_send_entry *e = bpf_map_lookup_elem(&send_entry, &zero);
-
-	return e && e->sock == (__u64)sock ? e->ns : 0;
-}
-
-/* fexit of such a call: the entry's time and where its bytes began (evaluated for NVMe/TCP sockets
- * only) go into the socket's state, then the stream is followed. */
-#define NTPROF_TCP_SEND_DONE(sock, ret, first_byte)                                    \
-	({                                                                            \
-		struct sock *sk_ = NULL;                                              \
-		struct ntprof_tcp_send_state *st_ = ntprof_send_state_at_return(sock, ret, &sk_); \
-		if (st_) {                                                            \
-			st_->call_start_ns = ntprof_send_entry_ns(sock);              \
-			st_->call_start_addr = (first_byte);                          \
-			if (st_->call_start_addr)                                     \
-				tcp_sent(sk_, st_, ret);                              \
-		}                                                                     \
-		0;                                                                    \
-	})
-
-/* The kprobe + kretprobe pair of one send call (the kprobe does the entry's work and saves the
- * socket for its kretprobe). params is the call's whole parameter list, its first one `sock`. */
-#define NTPROF_TCP_SEND_KPROBES(fn, saved_key, params, first_byte)                      \
+#ifdef NTPROF_TCP_SEND_RETURNS
+/* fentry + fexit, and kprobe + kretprobe (the kprobe saves the socket for its kretprobe, and only
+ * while a sampled command is in flight: a kretprobe without saved arguments does nothing). */
+#define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
+	SEC("fentry/" #fn)                                                              \
+	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
+	{                                                                               \
+		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
+	}                                                                               \
+	SEC("fexit/" #fn)                                                               \
+	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
+	{                                                                               \
+		if (!ntprof_nothing_sampled_in_flight())                                \
+			tcp_send_returned(sock, ret);                                   \
+		return 0;                                                               \
+	}                                                                               \
 	SEC("kprobe/" #fn)                                                              \
 	int BPF_KPROBE(fn##_kprobe, NTPROF_UNPAREN params)                              \
 	{                                                                               \
-		NTPROF_TCP_SEND_BEGINS(sock, first_byte);                               \
+		if (ntprof_nothing_sampled_in_flight())                                 \
+			return 0;                                                       \
+		tcp_send_begins(sock, first_byte);                                      \
 		ntprof_save_args(saved_key, ctx, (__u64)sock, 0, 0, 0, 0);              \
 		return 0;                                                               \
 	}                                                                               \
@@ -168,42 +110,24 @@ static __always_inline __u64 ntprof_send_entry_ns(struct socket *sock)
                                                                                         \
 		if (!a)                                                                 \
 			return 0;                                                       \
-		ntprof_tcp_send_returned((struct socket *)a->arg[0], ret);              \
+		tcp_send_returned((struct socket *)a->arg[0], ret);                     \
 		bpf_map_delete_elem(&kprobe_args, &k);                                  \
 		return 0;                                                               \
 	}
-
-/* The four programs of a send call whose arguments tell at its return where its bytes began:
- * fentry notes the time, fexit does the rest. */
+#else
+/* fentry, and kprobe: the entry is all the side needs. */
 #define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
-	SEC("fentry/" #fn)                                                              \
-	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
-	{                                                                               \
-		ntprof_note_send_entry(sock);                                           \
-		return 0;                                                               \
-	}                                                                               \
-	SEC("fexit/" #fn)                                                               \
-	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
-	{                                                                               \
-		return NTPROF_TCP_SEND_DONE(sock, ret, first_byte);                     \
-	}                                                                               \
-	NTPROF_TCP_SEND_KPROBES(fn, saved_key, params, first_byte)
-
-/* The four programs of a send call whose bytes are only known at its entry: fentry looks the
- * socket up and notes time and address in its state, fexit follows the stream. */
-#define NTPROF_TCP_SEND_HOOK_AT_ENTRY(fn, saved_key, params, first_byte)                \
 	SEC("fentry/" #fn)                                                              \
 	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
 	{                                                                               \
 		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
 	}                                                                               \
-	SEC("fexit/" #fn)                                                               \
-	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
+	SEC("kprobe/" #fn)                                                              \
+	int BPF_KPROBE(fn##_kprobe, NTPROF_UNPAREN params)                              \
 	{                                                                               \
-		ntprof_tcp_send_returned(sock, ret);                                    \
-		return 0;                                                               \
-	}                                                                               \
-	NTPROF_TCP_SEND_KPROBES(fn, saved_key, params, first_byte)
+		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
+	}
+#endif
 
 NTPROF_TCP_SEND_HOOK(kernel_sendpage, NTPROF_SAVED_KERNEL_SENDPAGE,
 		     (struct socket *sock, struct page *page, int offset, size_t size, int flags),
@@ -212,7 +136,7 @@ NTPROF_TCP_SEND_HOOK(kernel_sendmsg, NTPROF_SAVED_KERNEL_SENDMSG,
 		     (struct socket *sock, struct msghdr *msg, struct kvec *vec, size_t num,
 		      size_t size),
 		     (__u64)BPF_CORE_READ(vec, iov_base))
-NTPROF_TCP_SEND_HOOK_AT_ENTRY(sock_sendmsg, NTPROF_SAVED_SOCK_SENDMSG,
-		     (struct socket *sock, struct msghdr *msg), ntprof_msg_first_byte(msg))
+NTPROF_TCP_SEND_HOOK(sock_sendmsg, NTPROF_SAVED_SOCK_SENDMSG, (struct socket *sock, struct msghdr *msg),
+		     ntprof_msg_first_byte(msg))
 
 #endif /* NTPROF_TCP_SEND_H */

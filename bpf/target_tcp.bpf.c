@@ -10,32 +10,30 @@
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  nvmet_tcp_queue_response entry after T3 (R2T writes also call it earlier, for the R2T)
  *   T5  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before Linux
- *       6.5, sock_sendmsg from 6.5 on): the ENTRY of the call that hands the header of the first
- *       reply PDU (C2HData for reads, the response capsule otherwise) to TCP. Entry, not return:
- *       nothing of the reply can reach the host earlier, so the network stage is never negative.
+ *       6.5, sock_sendmsg from 6.5 on): the ENTRY of the first call that began handing the header
+ *       of the first reply PDU (C2HData for reads, the response capsule otherwise) to TCP,
+ *       recognised by its first byte: the command slot's reply buffers (nvmet_tcp_cmd.rsp_pdu,
+ *       .data_pdu, .r2t_pdu), noted at T1. Entry, not return: nothing of the reply can reach the
+ *       host earlier, so the network stage is never negative.
  *   components: drive issue/done (block_rq_issue/complete of the request whose bio carries the
- *   nvmet_req), R2T PDU handed to TCP, last H2CData PDU header received (T_DATA_RECEIVED; its
- *   payload is read right after, before T2), response capsule fully handed to TCP (the record is
- *   emitted there).
+ *   nvmet_req), R2T PDU handed to TCP (entry), last H2CData PDU header received (T_DATA_RECEIVED;
+ *   its payload is read right after, before T2), the command's last PDU (the response capsule, or
+ *   a C2HData that carries the success flag) wholly handed to TCP (the record is emitted there:
+ *   at the return of the call that took its last byte, counted from its header's length).
  *
  * Identity: ctrl = cntlid, subsys = agent-local id of the subsystem (subsys_names map: id -> NQN).
  * Variants as in host_tcp.bpf.c.
  */
 #include "ntprof_bpf_common.h"
 #include "ntprof_nvmet_target.h"
+#define NTPROF_TCP_SEND_RETURNS /* the record is emitted once the last PDU is handed to TCP */
 #include "ntprof_tcp_send.h"
 #include <bpf/bpf_endian.h>
 
 struct target_sock {
-	struct ntprof_tcp_send_state send; /* first: tcp_sent() gets a pointer to it */
-	__u64 queue;     /* struct nvmet_tcp_queue * (= sk->sk_user_data), checked on every use */
-	__u64 pdu;       /* &queue->pdu: where PDU headers are received */
-	__u64 sq;        /* &queue->nvme_sq */
-	__s32 remaining; /* bytes of the PDU being sent not yet handed to TCP */
-	__u16 cur_cid;
-	__u8 cur_type;
-	__u8 cur_flags;
-	__u64 pdu_start_ns; /* entry of the send call that handed the current PDU's first byte */
+	__u64 queue; /* struct nvmet_tcp_queue * (= sk->sk_user_data), checked on every use */
+	__u64 pdu;   /* &queue->pdu: where PDU headers are received */
+	__u64 sq;    /* &queue->nvme_sq */
 };
 
 struct {
@@ -162,68 +160,152 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req),
 		target_queue_response(req))
 
-/* ---- T5: reply PDUs handed to TCP ---- */
+/* ---- T5, T_R2T_SENT, T_RESPONSE_SENT: reply PDUs handed to TCP ---- */
 
-static __always_inline struct ntprof_tcp_send_state *tcp_send_state(struct sock *sk)
+/* A command: (sq, cid). */
+struct target_command {
+	__u64 sq;
+	__u16 cid;
+};
+
+/* A sampled command's reply PDU buffers (nvmet_tcp_cmd.rsp_pdu/.data_pdu/.r2t_pdu) -> the command
+ * its slot carried when it was last sampled. A later command in the same slot reuses the buffers:
+ * a send is taken for the command only when the header there names its cid. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NTPROF_MAX_INFLIGHT);
+	__type(key, __u64);
+	__type(value, struct target_command);
+} reply_pdus SEC(".maps");
+
+/* The command's last PDU being handed to TCP, from the entry of the call that began it: on this
+ * CPU until that call returns (a queue's io_work sends one PDU at a time and send calls do not
+ * nest on one CPU), then on its socket while TCP takes the rest in later calls. */
+struct last_pdu {
+	__u64 sock;      /* struct socket * of the call */
+	__s64 remaining; /* bytes of the PDU not yet handed to TCP, counted from its header's plen */
+	struct target_command cmd;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct last_pdu);
+} last_pdu_call SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NTPROF_MAX_SOCKETS);
+	__type(key, __u64); /* struct socket * */
+	__type(value, struct last_pdu);
+} last_pdu_rest SEC(".maps");
+
+/* Entries in last_pdu_rest: while 0 (always, unless TCP took a last PDU in parts) a send's return
+ * looks at nothing but its own CPU. */
+__s64 last_pdus_in_parts = 0;
+
+static __always_inline void target_command_bound(struct nvmet_req___ntprof *req, __u64 sq,
+						 __u16 cid)
 {
-	struct target_sock *s = target_sock_get(sk);
+	struct nvmet_tcp_cmd___ntprof *cmd =
+		(void *)req - bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
+	struct target_command c = { .sq = sq, .cid = cid };
+	__u64 pdus[3] = {
+		(__u64)BPF_CORE_READ(cmd, rsp_pdu),
+		(__u64)BPF_CORE_READ(cmd, data_pdu),
+		(__u64)BPF_CORE_READ(cmd, r2t_pdu),
+	};
 
-	return s ? &s->send : NULL;
+	for (int i = 0; i < 3; i++)
+		if (pdus[i])
+			bpf_map_update_elem(&reply_pdus, &pdus[i], &c, BPF_ANY);
 }
 
-/* A send call handed `sent` bytes, starting at st->call_start_addr, to TCP: follow the reply
- * PDUs. */
-static __always_inline void tcp_sent(struct sock *sk, struct ntprof_tcp_send_state *st, long sent)
+/* The command's last PDU is wholly with TCP: the record is complete. */
+static __always_inline void target_reply_sent(struct target_command *c)
 {
-	struct target_sock *s = (struct target_sock *)st;
+	struct ntprof_target_inflight *v = target_lookup(c->sq, c->cid);
+
+	if (!v)
+		return;
+	v->rec.stamps[NTPROF_T_RESPONSE_SENT] = bpf_ktime_get_ns();
+	ntprof_emit(&v->rec);
+	target_forget(v, c->sq, c->cid);
+}
+
+/* A send call is entered: if its first byte is a sampled command's reply buffer holding a header
+ * that names the command, stamp it; a last PDU is then followed to the call's return. */
+static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
+{
+	struct target_command *c = bpf_map_lookup_elem(&reply_pdus, &first_byte);
 	struct ntprof_target_inflight *v;
+	struct last_pdu *last;
+	__u8 h[NTPROF_PDU_SMALL_HLEN];
+	__u32 zero = 0;
+	__u16 cid;
 	__u64 now;
 
-	if (s->remaining <= 0) {
-		__u8 h[NTPROF_PDU_SMALL_HLEN];
-
-		if (bpf_probe_read_kernel(h, sizeof(h), (void *)st->call_start_addr))
-			return;
-		if (h[0] == NTPROF_PDU_RSP && h[2] == NTPROF_PDU_SMALL_HLEN)
-			s->cur_cid = *(__u16 *)&h[NTPROF_PDU_RSP_CID];
-		else if ((h[0] == NTPROF_PDU_C2H_DATA || h[0] == NTPROF_PDU_R2T) &&
-			 h[2] == NTPROF_PDU_SMALL_HLEN)
-			s->cur_cid = *(__u16 *)&h[NTPROF_PDU_DATA_CID];
-		else if (h[0] != NTPROF_PDU_ICRESP) {
-			ntprof_lose(NTPROF_LOSS_PDU_RESYNC);
-			return;
-		}
-		s->cur_type = h[0];
-		s->cur_flags = h[1];
-		s->remaining = *(__u32 *)&h[4];
-		s->pdu_start_ns = st->call_start_ns;
-		if (h[0] == NTPROF_PDU_RSP || h[0] == NTPROF_PDU_C2H_DATA) {
-			v = target_lookup(s->sq, s->cur_cid);
-			if (v && !v->rec.stamps[NTPROF_T5_REPLY_SENT])
-				v->rec.stamps[NTPROF_T5_REPLY_SENT] = s->pdu_start_ns;
-		}
-	}
-	s->remaining -= sent;
-	if (s->remaining > 0)
+	if (!c || bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte) ||
+	    h[2] != NTPROF_PDU_SMALL_HLEN)
 		return;
-	s->remaining = 0;
-	if (s->cur_type == NTPROF_PDU_ICRESP)
+	cid = *(__u16 *)&h[h[0] == NTPROF_PDU_RSP ? NTPROF_PDU_RSP_CID : NTPROF_PDU_DATA_CID];
+	if (cid != c->cid)
 		return;
-	v = target_lookup(s->sq, s->cur_cid);
+	v = target_lookup(c->sq, cid);
 	if (!v)
 		return;
 	now = bpf_ktime_get_ns();
-	if (s->cur_type == NTPROF_PDU_R2T) {
+	if (h[0] == NTPROF_PDU_R2T) {
 		/* entry of the call, as T5: the R2T wait is then never shorter than the host saw it */
-		v->rec.stamps[NTPROF_T_R2T_SENT] = s->pdu_start_ns;
+		if (!v->rec.stamps[NTPROF_T_R2T_SENT])
+			v->rec.stamps[NTPROF_T_R2T_SENT] = now;
 		v->rec.flags |= NTPROF_F_R2T;
 		return;
 	}
-	if (s->cur_type == NTPROF_PDU_RSP ||
-	    (s->cur_type == NTPROF_PDU_C2H_DATA && (s->cur_flags & NTPROF_PDU_F_DATA_SUCCESS))) {
-		/* the last PDU of the command: the record is complete */
-		v->rec.stamps[NTPROF_T_RESPONSE_SENT] = now;
-		ntprof_emit(&v->rec);
-		target_forget(v, s->sq, s->cur_cid);
+	if (h[0] != NTPROF_PDU_RSP && h[0] != NTPROF_PDU_C2H_DATA)
+		return;
+	if (!v->rec.stamps[NTPROF_T5_REPLY_SENT])
+		v->rec.stamps[NTPROF_T5_REPLY_SENT] = now;
+	if (h[0] == NTPROF_PDU_C2H_DATA && !(h[1] & NTPROF_PDU_F_DATA_SUCCESS))
+		return; /* the response capsule follows */
+	last = bpf_map_lookup_elem(&last_pdu_call, &zero);
+	if (last) {
+		last->sock = (__u64)sock;
+		last->remaining = *(__u32 *)&h[4];
+		last->cmd = *c;
 	}
+}
+
+/* A send call returned ret: the call that began a last PDU either handed all of it, or leaves the
+ * rest to be counted on its socket; a later call on such a socket counts down. */
+static __always_inline void tcp_send_returned(struct socket *sock, long ret)
+{
+	__u64 key = (__u64)sock;
+	__u32 zero = 0;
+	struct last_pdu *last = bpf_map_lookup_elem(&last_pdu_call, &zero);
+
+	if (last && last->sock == key) {
+		last->sock = 0;
+		if (ret <= 0)
+			return; /* nothing taken: the driver tries the whole PDU again later */
+		last->remaining -= ret;
+		if (last->remaining <= 0) {
+			target_reply_sent(&last->cmd);
+		} else if (!bpf_map_update_elem(&last_pdu_rest, &key, last, BPF_ANY)) {
+			__sync_fetch_and_add(&last_pdus_in_parts, 1);
+		}
+		return;
+	}
+	if (last_pdus_in_parts <= 0 || ret <= 0)
+		return;
+	last = bpf_map_lookup_elem(&last_pdu_rest, &key);
+	if (!last)
+		return;
+	last->remaining -= ret;
+	if (last->remaining > 0)
+		return;
+	target_reply_sent(&last->cmd);
+	bpf_map_delete_elem(&last_pdu_rest, &key);
+	__sync_fetch_and_add(&last_pdus_in_parts, -1);
 }

@@ -52,13 +52,15 @@ const KernelPath kSpliceSendPath{"kernel_sendpage", false,
                                  "which NVMe/TCP sends with"};
 
 // The socket send calls that carry NVMe/TCP PDUs, on either kernel path. They stamp the entry of
-// the call that began handing a PDU to TCP (it keeps the network stage causal) and follow the PDU
-// stream at the calls' return. `stamps` is what the role's PDUs provide.
+// the call that began handing a sampled command's PDU header to TCP (it keeps the network stage
+// causal), recognised by where the header starts. `stamps` is what the role's PDUs provide;
+// `at_return_too`: the role also needs the calls' returns (the target counts its last PDU out).
 std::vector<HookSpec> TcpSendHooks(const std::string& stamps, const char* types_module,
-                                   const char* hint) {
+                                   const char* hint, bool at_return_too) {
   auto send = [&](const char* name, std::string what, bool required, const KernelPath& path) {
-    HookSpec h = FunctionHook(name, "", types_module, std::move(what), required, true, hint);
-    h.on_entry_too = true;
+    HookSpec h =
+        FunctionHook(name, "", types_module, std::move(what), required, at_return_too, hint);
+    h.on_entry_too = at_return_too;
     h.only_on = path;
     return h;
   };
@@ -73,7 +75,7 @@ std::vector<HookSpec> TcpSendHooks(const std::string& stamps, const char* types_
 
 std::vector<HookSpec> HostTcpHooks() {
   std::vector<HookSpec> hooks = {SetupCmdHook(kNvmeTcpHint)};
-  for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint))
+  for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint, false))
     hooks.push_back(std::move(h));
   hooks.push_back(FunctionHook("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp",
                                "H3 (which queue is receiving)", true, false, kNvmeTcpHint));
@@ -92,7 +94,7 @@ std::vector<HookSpec> TargetTcpHooks() {
   hooks.push_back(FunctionHook("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false,
                                false, kNvmetTcpHint));
   for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
-                                  "nvmet_tcp", kNvmetTcpHint))
+                                  "nvmet_tcp", kNvmetTcpHint, true))
     hooks.push_back(std::move(h));
   return hooks;
 }

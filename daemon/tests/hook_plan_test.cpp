@@ -29,7 +29,7 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
   CHECK(Chosen(host, "nvme_complete_rq") == "tp_btf");
   CHECK(Chosen(host, "block_rq_complete") == "tp_btf");
-  CHECK(Chosen(host, "kernel_sendpage") == "fexit");
+  CHECK(Chosen(host, "kernel_sendpage") == "fentry");  // the host stamps sends at entry only
   CHECK(Chosen(host, "nvme_tcp_recv_skb") == "fentry");
   CHECK(Chosen(host, "skb_copy_bits") == "fexit");
   CHECK(host.MissingOptional().empty());
@@ -37,6 +37,7 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(target.CheckRequired().ok());
   CHECK(Chosen(target, "kernel_recvmsg") == "fexit");
+  CHECK(Chosen(target, "kernel_sendpage") == "fexit");  // the target counts its last PDU out
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
   CHECK(Chosen(target, "nvmet_tcp_queue_response") == "fentry");
   CHECK(Chosen(target, "block_rq_issue") == "tp_btf");
@@ -46,7 +47,8 @@ TEST_CASE("chosen_variant_programs_are_the_only_ones_loaded") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::vector<std::string> progs = host.ChosenPrograms();
-  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fexit") == 1);
+  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fentry") == 1);
+  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fexit") == 0);
   CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_kprobe") == 0);
   CHECK(std::count(progs.begin(), progs.end(), "nvme_setup_cmd_tp") == 1);
 }
@@ -56,11 +58,13 @@ TEST_CASE("fentry_refused_falls_back_to_kprobe_pairs") {
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   CHECK(host.CheckRequired().ok());
-  CHECK(Chosen(host, "kernel_sendpage") == "kretprobe");
-  const VariantVerdict* v = Hook(host, "kernel_sendpage").chosen_variant();
+  CHECK(Chosen(host, "kernel_sendpage") == "kprobe");
+  CHECK(Hook(host, "kernel_sendpage").variants[0].reason.find("EPERM") != std::string::npos);
+  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
+  CHECK(Chosen(target, "kernel_sendpage") == "kretprobe");
+  const VariantVerdict* v = Hook(target, "kernel_sendpage").chosen_variant();
   REQUIRE(v);
   CHECK(v->programs == std::vector<std::string>{"kernel_sendpage_kprobe", "kernel_sendpage_kretprobe"});
-  CHECK(Hook(host, "kernel_sendpage").variants[0].reason.find("EPERM") != std::string::npos);
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints do not need trampolines
 }
 
@@ -74,8 +78,8 @@ TEST_CASE("fentry_refused_and_no_kprobes_names_both_reasons") {
   REQUIRE_FALSE(s.ok());
   std::string msg(s.message());
   CHECK(msg.find("cannot attach kernel_sendpage") == 0);
-  CHECK(msg.find("fexit: fentry/fexit refused") != std::string::npos);
-  CHECK(msg.find("kretprobe: kprobes not available") != std::string::npos);
+  CHECK(msg.find("fentry: fentry/fexit refused") != std::string::npos);
+  CHECK(msg.find("kprobe: kprobes not available") != std::string::npos);
 }
 
 TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
@@ -112,7 +116,7 @@ TEST_CASE("module_without_btf_needs_external_btf") {
   HookPlan fixed = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, with_btf);
   CHECK(fixed.CheckRequired().ok());
   CHECK(Chosen(fixed, "nvme_tcp_recv_skb") == "kprobe");  // no module BTF: no trampoline
-  CHECK(Chosen(fixed, "kernel_sendpage") == "fexit");    // vmlinux function, vmlinux BTF
+  CHECK(Chosen(fixed, "kernel_sendpage") == "fentry");   // vmlinux function, vmlinux BTF
 }
 
 TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
@@ -120,9 +124,12 @@ TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
   for (Role role : {Role::kHost, Role::kTarget}) {
     HookPlan plan = PlanHooks(role, v1::TRANSPORT_TCP, k, {});
     CHECK(plan.CheckRequired().ok());
-    CHECK(Chosen(plan, "sock_sendmsg") == "fexit");
+    // the host stamps at entry only; the target also counts its last PDU out at return
+    const bool host = role == Role::kHost;
+    CHECK(Chosen(plan, "sock_sendmsg") == (host ? "fentry" : "fexit"));
     CHECK(Hook(plan, "sock_sendmsg").chosen_variant()->programs ==
-          std::vector<std::string>{"sock_sendmsg_fentry", "sock_sendmsg_fexit"});
+          (host ? std::vector<std::string>{"sock_sendmsg_fentry"}
+                : std::vector<std::string>{"sock_sendmsg_fentry", "sock_sendmsg_fexit"}));
     // kernel_sendmsg calls sock_sendmsg: hooking both would count digest sends twice
     CHECK(Chosen(plan, "kernel_sendmsg") == "none");
     CHECK(Hook(plan, "kernel_sendpage").not_used.find("Linux >= 6.5") != std::string::npos);
@@ -133,15 +140,15 @@ TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
   }
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
-  CHECK(Chosen(host, "sock_sendmsg") == "kretprobe");
+  CHECK(Chosen(host, "sock_sendmsg") == "kprobe");
 }
 
 TEST_CASE("linux_61_does_not_use_the_splice_send_path") {
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, FakeKernelFacts::Debian61(), {});
   CHECK(Hook(host, "sock_sendmsg").not_used.find("Linux < 6.5") != std::string::npos);
   std::vector<std::string> progs = host.ChosenPrograms();
-  CHECK(std::count(progs.begin(), progs.end(), "sock_sendmsg_fexit") == 0);
-  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendmsg_fexit") == 1);
+  CHECK(std::count(progs.begin(), progs.end(), "sock_sendmsg_fentry") == 0);
+  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendmsg_fentry") == 1);
 }
 
 TEST_CASE("optional_hook_missing_only_removes_its_component") {
@@ -157,7 +164,7 @@ TEST_CASE("optional_hook_missing_only_removes_its_component") {
 TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {.prefer_attach = "kprobe"});
-  CHECK(Chosen(host, "kernel_sendpage") == "kretprobe");
+  CHECK(Chosen(host, "kernel_sendpage") == "kprobe");
   CHECK(Chosen(host, "nvme_tcp_recv_skb") == "kprobe");
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints have no kprobe variant
 }
