@@ -119,8 +119,9 @@ static __always_inline void host_command_sampled(struct request *rq)
 	struct nvme_tcp_request___ntprof *req = nvme_req_of(rq);
 	__u64 pdu = (__u64)BPF_CORE_READ(req, pdu);
 	__u64 r = (__u64)rq;
+	__u64 *known = bpf_map_lookup_elem(&pdu_requests, &pdu);
 
-	if (pdu)
+	if (pdu && (!known || *known != r)) /* a request's buffer is noted once: a lookup after that */
 		bpf_map_update_elem(&pdu_requests, &pdu, &r, BPF_ANY);
 }
 

@@ -93,6 +93,7 @@ struct nvmet_tcp_queue___ntprof {
 
 /* One command slot of a queue: the reply PDU headers of its command are built in these buffers. */
 struct nvmet_tcp_cmd___ntprof {
+	struct nvmet_tcp_queue___ntprof *queue;
 	struct nvmet_req___ntprof req; /* embedded: nvmet core names the command by &cmd->req */
 	void *rsp_pdu;
 	void *data_pdu; /* C2HData */

@@ -12,15 +12,14 @@
  *
  * Include after ntprof_bpf_common.h. The transport's object creates a command with
  * target_track_capsule() at T0 and emits it with its last stamp, and defines
- * target_command_bound(req, sq, cid): what it notes of a sampled command once nvmet core names it
+ * target_command_bound(req): what it notes of a sampled command once nvmet core names it
  * by request (NVMe/TCP: the command slot's reply PDU buffers).
  */
 #ifndef NTPROF_NVMET_TARGET_H
 #define NTPROF_NVMET_TARGET_H
 
 struct nvmet_req___ntprof;
-static __always_inline void target_command_bound(struct nvmet_req___ntprof *req, __u64 sq,
-						 __u16 cid);
+static __always_inline void target_command_bound(struct nvmet_req___ntprof *req);
 
 /* Sampled commands from capsule to response, keyed by (sq, cid). */
 struct {
@@ -203,7 +202,7 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 	__u64 r = (__u64)req;
 	if (bpf_map_update_elem(&req_index, &r, &k, BPF_ANY))
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
-	target_command_bound(req, (__u64)sq, cid);
+	target_command_bound(req);
 	return 0;
 }
 

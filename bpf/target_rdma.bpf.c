@@ -30,8 +30,7 @@
 #include "ntprof_nvmet_target.h"
 
 /* Replies are found by their work completions: nothing to note at T1. */
-static __always_inline void target_command_bound(struct nvmet_req___ntprof *req, __u64 sq,
-						 __u16 cid)
+static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {
 }
 #include "ntprof_rdma_wc.h"

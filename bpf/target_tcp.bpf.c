@@ -168,14 +168,15 @@ struct target_command {
 	__u16 cid;
 };
 
-/* A sampled command's reply PDU buffers (nvmet_tcp_cmd.rsp_pdu/.data_pdu/.r2t_pdu) -> the command
- * its slot carried when it was last sampled. A later command in the same slot reuses the buffers:
- * a send is taken for the command only when the header there names its cid. */
+/* The reply PDU buffers of a command slot that carried a sampled command (nvmet_tcp_cmd.rsp_pdu,
+ * .data_pdu, .r2t_pdu) -> the slot (struct nvmet_tcp_cmd *). The pair is fixed for the queue's
+ * life, so it is noted once; the slot's later commands reuse the buffers, so a send is taken for a
+ * sampled command only when the header there names its cid. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, NTPROF_MAX_INFLIGHT);
 	__type(key, __u64);
-	__type(value, struct target_command);
+	__type(value, __u64);
 } reply_pdus SEC(".maps");
 
 /* The command's last PDU being handed to TCP, from the entry of the call that began it: on this
@@ -205,21 +206,22 @@ struct {
  * looks at nothing but its own CPU. */
 __s64 last_pdus_in_parts = 0;
 
-static __always_inline void target_command_bound(struct nvmet_req___ntprof *req, __u64 sq,
-						 __u16 cid)
+static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {
-	struct nvmet_tcp_cmd___ntprof *cmd =
-		(void *)req - bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
-	struct target_command c = { .sq = sq, .cid = cid };
+	__u64 slot = (__u64)req - bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
+	struct nvmet_tcp_cmd___ntprof *cmd = (void *)slot;
 	__u64 pdus[3] = {
 		(__u64)BPF_CORE_READ(cmd, rsp_pdu),
 		(__u64)BPF_CORE_READ(cmd, data_pdu),
 		(__u64)BPF_CORE_READ(cmd, r2t_pdu),
 	};
+	__u64 *known = bpf_map_lookup_elem(&reply_pdus, &pdus[0]);
 
+	if (known && *known == slot)
+		return; /* noted when the slot last carried a sampled command */
 	for (int i = 0; i < 3; i++)
 		if (pdus[i])
-			bpf_map_update_elem(&reply_pdus, &pdus[i], &c, BPF_ANY);
+			bpf_map_update_elem(&reply_pdus, &pdus[i], &slot, BPF_ANY);
 }
 
 /* The command's last PDU is wholly with TCP: the record is complete. */
@@ -238,21 +240,21 @@ static __always_inline void target_reply_sent(struct target_command *c)
  * that names the command, stamp it; a last PDU is then followed to the call's return. */
 static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
 {
-	struct target_command *c = bpf_map_lookup_elem(&reply_pdus, &first_byte);
+	__u64 *slot = bpf_map_lookup_elem(&reply_pdus, &first_byte);
 	struct ntprof_target_inflight *v;
+	struct target_command c;
 	struct last_pdu *last;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
 	__u32 zero = 0;
-	__u16 cid;
 	__u64 now;
 
-	if (!c || bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte) ||
+	if (!slot || bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte) ||
 	    h[2] != NTPROF_PDU_SMALL_HLEN)
 		return;
-	cid = *(__u16 *)&h[h[0] == NTPROF_PDU_RSP ? NTPROF_PDU_RSP_CID : NTPROF_PDU_DATA_CID];
-	if (cid != c->cid)
-		return;
-	v = target_lookup(c->sq, cid);
+	c.cid = *(__u16 *)&h[h[0] == NTPROF_PDU_RSP ? NTPROF_PDU_RSP_CID : NTPROF_PDU_DATA_CID];
+	c.sq = (__u64)BPF_CORE_READ((struct nvmet_tcp_cmd___ntprof *)*slot, queue) +
+	       bpf_core_field_offset(struct nvmet_tcp_queue___ntprof, nvme_sq);
+	v = target_lookup(c.sq, c.cid); /* only a sampled command in flight has an entry */
 	if (!v)
 		return;
 	now = bpf_ktime_get_ns();
@@ -273,7 +275,7 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 	if (last) {
 		last->sock = (__u64)sock;
 		last->remaining = *(__u32 *)&h[4];
-		last->cmd = *c;
+		last->cmd = c;
 	}
 }
 
