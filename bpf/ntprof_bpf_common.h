@@ -157,10 +157,20 @@ static __always_inline void ntprof_lose(__u32 cause)
 		*n += 1; /* per-CPU slot: no atomic needed */
 }
 
+/* The agent is woken once this much waits in the ring; below it, it drains the ring on its own
+ * every poll interval (100 ms). A wakeup per record (an irq_work, then the agent's thread on a CPU
+ * the I/O needs) was most of what a sampled command cost at its emit. A quarter of the ring leaves
+ * room for 3 MiB more while the agent wakes. */
+#define NTPROF_RING_WAKEUP_BYTES (1 << 20)
+
 /* Hand a finished record to user space. The in-flight entry is copied, so the caller may delete it. */
 static __always_inline void ntprof_emit(const struct ntprof_record *rec)
 {
-	if (bpf_ringbuf_output(&events, (void *)rec, sizeof(*rec), 0))
+	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= NTPROF_RING_WAKEUP_BYTES
+			     ? BPF_RB_FORCE_WAKEUP
+			     : BPF_RB_NO_WAKEUP;
+
+	if (bpf_ringbuf_output(&events, (void *)rec, sizeof(*rec), wake))
 		ntprof_lose(NTPROF_LOSS_RINGBUF_FULL);
 }
 
