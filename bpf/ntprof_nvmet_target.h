@@ -11,14 +11,20 @@
  *   drive issue/done: block_rq_issue/complete of the request whose bio carries the nvmet_req
  *
  * Include after ntprof_bpf_common.h. The transport's object creates a command with
- * target_track_capsule() at T0 and emits it with its last stamp, and defines
- * target_command_bound(req): what it notes of a sampled command once nvmet core names it
- * by request (NVMe/TCP: the command slot's reply PDU buffers).
+ * target_track_capsule() at T0 (or target_track_command() with its T0, at T1) and emits it with
+ * its last stamp, and defines
+ *   target_command_arrives(req, sq): at nvmet_req_init, before anything else (NVMe/TCP: T0 and the
+ *       sampling decision are taken here); sq may be NULL (then it is req->sq);
+ *   target_command_bound(req): what it notes of a sampled command once nvmet core names it by
+ *       request (NVMe/TCP: the command slot's reply PDU buffers).
  */
 #ifndef NTPROF_NVMET_TARGET_H
 #define NTPROF_NVMET_TARGET_H
 
 struct nvmet_req___ntprof;
+struct nvmet_sq___ntprof;
+static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
+						   struct nvmet_sq___ntprof *sq);
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req);
 
 /* Sampled commands from capsule to response, keyed by (sq, cid). */
@@ -92,41 +98,54 @@ static __always_inline void target_forget(struct ntprof_target_inflight *v, __u6
 }
 
 
-/* T0 of a command whose SQE is at sqe on submission queue sq (struct nvmet_sq *): the sampling
- * decision; a sampled I/O command gets its in-flight entry. flags: NTPROF_F_INCAPSULE or 0. */
-static __always_inline void target_track_capsule(__u64 sq, const void *sqe_addr, __u32 flags,
-						 __u8 transport)
+/* The sampling decision on the SQE at sqe_addr: true, with its fields in *sqe, for a sampled
+ * command that is not a fabrics command. */
+static __always_inline bool target_sampled_sqe(const void *sqe_addr, struct ntprof_sqe *sqe)
 {
-	struct ntprof_sqe sqe;
-	__u16 qid;
+	return !ntprof_read_sqe(sqe_addr, sqe) && sqe->opcode != NTPROF_OPC_FABRICS &&
+	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
+}
 
-	if (ntprof_read_sqe(sqe_addr, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
-		return;
-	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
-		return;
-	qid = BPF_CORE_READ((struct nvmet_sq___ntprof *)sq, qid);
+/* A sampled command whose capsule arrived at t0 on submission queue sq (struct nvmet_sq *): its
+ * in-flight entry. flags: NTPROF_F_INCAPSULE or 0. */
+static __always_inline void target_track_command(__u64 sq, const struct ntprof_sqe *sqe, __u32 flags,
+						 __u8 transport, __u64 t0)
+{
+	__u16 qid = BPF_CORE_READ((struct nvmet_sq___ntprof *)sq, qid);
+
 	if (!qid)
 		return; /* admin queue: not profiled (the host side skips it too) */
 
 	struct ntprof_target_inflight v = {
 		.rec = {
-			.slba = sqe.slba,
-			.nsid = sqe.nsid,
-			.nlb = sqe.nlb,
-			.bytes = sqe.data_len,
-			.flags = (ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0) | flags,
+			.slba = sqe->slba,
+			.nsid = sqe->nsid,
+			.nlb = sqe->nlb,
+			.bytes = sqe->data_len,
+			.flags = (ntprof_opcode_is_write(sqe->opcode) ? NTPROF_F_WRITE : 0) | flags,
 			.qid = qid,
-			.cid = sqe.cid,
-			.opcode = sqe.opcode,
+			.cid = sqe->cid,
+			.opcode = sqe->opcode,
 			.role = NTPROF_ROLE_TARGET,
 			.transport = transport,
 			.stack = NTPROF_STACK_KERNEL,
 		},
 	};
-	v.rec.stamps[NTPROF_T0_CAPSULE_RECEIVED] = bpf_ktime_get_ns();
-	struct ntprof_target_key k = { .sq = sq, .cid = sqe.cid };
+	v.rec.stamps[NTPROF_T0_CAPSULE_RECEIVED] = t0;
+	struct ntprof_target_key k = { .sq = sq, .cid = sqe->cid };
 	if (ntprof_in_flight_insert(&inflight, &k, &v))
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+}
+
+/* T0, now, of a command whose SQE is at sqe_addr on submission queue sq: the sampling decision; a
+ * sampled I/O command gets its in-flight entry. flags: NTPROF_F_INCAPSULE or 0. */
+static __always_inline void target_track_capsule(__u64 sq, const void *sqe_addr, __u32 flags,
+						 __u8 transport)
+{
+	struct ntprof_sqe sqe;
+
+	if (target_sampled_sqe(sqe_addr, &sqe))
+		target_track_command(sq, &sqe, flags, transport, bpf_ktime_get_ns());
 }
 
 /* The command carried by req is finished: hand its record to user space and forget it. */
@@ -179,6 +198,7 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 	__u16 cid;
 	struct ntprof_target_inflight *v;
 
+	target_command_arrives(req, sq);
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
 	if (!sq)

@@ -29,6 +29,12 @@
 #include "ntprof_bpf_common.h"
 #include "ntprof_nvmet_target.h"
 
+/* T0 and the sampling decision are taken at the capsule's receive completion (below). */
+static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
+						   struct nvmet_sq___ntprof *sq)
+{
+}
+
 /* Replies are found by their work completions: nothing to note at T1. */
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {

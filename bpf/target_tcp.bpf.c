@@ -4,8 +4,11 @@
  * T1-T4 and the drive stamps come from ntprof_nvmet_target.h (shared with target_rdma.bpf.c).
  *
  *   T0  kernel_recvmsg return inside nvmet_tcp_try_recv_pdu: the command capsule header complete in
- *       queue->pdu; the sampling decision is taken here, on the SQE inside the capsule
- *   T1  tracepoint nvmet:nvmet_req_init
+ *       queue->pdu. Every read's return notes only its time and socket on its CPU; the capsule's
+ *       is the last one before nvmet_req_init on that CPU (nvmet_tcp_try_recv_pdu ->
+ *       nvmet_tcp_done_recv_pdu -> nvmet_req_init, no other receive between), which takes it.
+ *   T1  tracepoint nvmet:nvmet_req_init; the sampling decision is taken here, on the SQE that
+ *       nvmet_tcp copied out of the capsule (req->cmd)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  nvmet_tcp_queue_response entry after T3 (R2T writes also call it earlier, for the R2T)
@@ -77,17 +80,64 @@ static __always_inline struct target_sock *target_sock_get(struct sock *sk)
 	return bpf_map_lookup_elem(&target_socks, &key);
 }
 
-/* ---- T0: capsule header received, the sampling decision ---- */
-static __always_inline void target_capsule_received(struct target_sock *s, __u32 plen, __u32 hd)
+/* ---- T0: capsule header received; the sampling decision at T1 ---- */
+
+/* The last kernel_recvmsg on this CPU that read bytes: when it returned, on which socket. */
+struct recv_return {
+	__u64 sock; /* struct socket * */
+	__u64 ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct recv_return);
+} recv_returns SEC(".maps");
+
+static __always_inline void target_recv_returned(struct socket *sock)
 {
-	target_track_capsule(s->sq, (void *)(s->pdu + NTPROF_PDU_HDR_LEN),
-			     plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
-			     NTPROF_TRANSPORT_TCP);
+	__u32 zero = 0;
+	struct recv_return *r = bpf_map_lookup_elem(&recv_returns, &zero);
+
+	if (r) {
+		r->sock = (__u64)sock;
+		r->ns = bpf_ktime_get_ns();
+	}
 }
 
-/* kernel_recvmsg returned ret bytes read into vec on sk. nvmet_tcp reads PDU headers into
- * queue->pdu (at queue->offset) and nothing else there: a read ending at hlen + digest completes
- * a header. */
+/* nvmet_req_init of a command that came in a capsule on sq: the sampling decision on its SQE; a
+ * sampled command takes as T0 the return of the read that completed its capsule header, the last
+ * read on this CPU, when it was on the queue's socket (else T0 stays "not seen"). */
+static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
+						   struct nvmet_sq___ntprof *sq)
+{
+	struct nvmet_tcp_queue___ntprof *q;
+	struct recv_return *r;
+	struct ntprof_sqe sqe;
+	__u32 zero = 0, plen = 0, hd;
+	__u64 t0 = 0;
+
+	if (!target_sampled_sqe(BPF_CORE_READ(req, cmd), &sqe))
+		return;
+	if (!sq)
+		sq = BPF_CORE_READ(req, sq);
+	q = (void *)sq - bpf_core_field_offset(struct nvmet_tcp_queue___ntprof, nvme_sq);
+	r = bpf_map_lookup_elem(&recv_returns, &zero);
+	if (r && r->sock == (__u64)BPF_CORE_READ(q, sock))
+		t0 = r->ns;
+	/* the capsule header is still in queue->pdu: its length says whether data came in it */
+	bpf_probe_read_kernel(&plen, sizeof(plen), (void *)&q->pdu + 4);
+	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
+	target_track_command((__u64)sq, &sqe,
+			     plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
+			     NTPROF_TRANSPORT_TCP, t0);
+}
+
+/* kernel_recvmsg returned ret bytes read into vec on sk, while a sampled command is in flight.
+ * nvmet_tcp reads PDU headers into queue->pdu (at queue->offset) and nothing else there: a read
+ * ending at hlen + digest completes a header; an H2CData header's completion is T_DATA_RECEIVED of
+ * the command it names. */
 static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, long ret)
 {
 	struct target_sock *s;
@@ -95,8 +145,6 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 	__u8 h[NTPROF_PDU_HDR_LEN];
 	__u32 hd;
 
-	if (ret <= 0)
-		return;
 	s = target_sock_get(sk);
 	if (!s)
 		return;
@@ -106,31 +154,39 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 	end = base - s->pdu + ret;
 	if (end <= NTPROF_PDU_HDR_LEN || bpf_probe_read_kernel(h, sizeof(h), (void *)s->pdu))
 		return;
+	if (h[0] != NTPROF_PDU_H2C_DATA)
+		return;
 	struct nvmet_tcp_queue___ntprof *q = (void *)s->queue; /* a plain variable: CO-RE relocates q's
 								  * fields only, not s's */
 	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
 	if (end != h[2] + hd)
 		return;
-	if (h[0] == NTPROF_PDU_CMD) {
-		target_capsule_received(s, *(__u32 *)&h[4], hd);
-	} else if (h[0] == NTPROF_PDU_H2C_DATA) {
-		__u16 cid;
-		struct ntprof_target_inflight *v;
+	__u16 cid;
+	struct ntprof_target_inflight *v;
 
-		if (bpf_probe_read_kernel(&cid, sizeof(cid), (void *)(s->pdu + NTPROF_PDU_DATA_CID)))
-			return;
-		v = target_lookup(s->sq, cid);
-		if (v)
-			v->rec.stamps[NTPROF_T_DATA_RECEIVED] = bpf_ktime_get_ns();
-	}
+	if (bpf_probe_read_kernel(&cid, sizeof(cid), (void *)(s->pdu + NTPROF_PDU_DATA_CID)))
+		return;
+	v = target_lookup(s->sq, cid);
+	if (v)
+		v->rec.stamps[NTPROF_T_DATA_RECEIVED] = bpf_ktime_get_ns();
+}
+
+/* Every read that returned bytes notes its time (T0 of a capsule it completed); a sampled command
+ * in flight may be waiting for its H2CData. */
+static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, long ret)
+{
+	if (ret <= 0) /* most calls find nothing to read: no work for them */
+		return;
+	target_recv_returned(sock);
+	if (!ntprof_nothing_sampled_in_flight())
+		target_on_recv(BPF_CORE_READ(sock, sk), vec, ret);
 }
 
 SEC("fexit/kernel_recvmsg")
 int BPF_PROG(kernel_recvmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	     size_t num, size_t size, int flags, int ret)
 {
-	if (ret > 0) /* most calls find nothing to read: no work for them */
-		target_on_recv(BPF_CORE_READ(sock, sk), vec, ret);
+	target_recv_done(sock, vec, ret);
 	return 0;
 }
 
@@ -149,9 +205,7 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 
 	if (!a)
 		return 0;
-	struct socket *sock = (void *)a->arg[0];
-
-	target_on_recv(BPF_CORE_READ(sock, sk), (void *)a->arg[1], ret);
+	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], ret);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }

@@ -87,10 +87,14 @@ std::vector<HookSpec> HostTcpHooks() {
 
 std::vector<HookSpec> TargetTcpHooks() {
   std::vector<HookSpec> hooks = {
-      FunctionHook("kernel_recvmsg", "", "nvmet_tcp", "T0; sampling decision; T_DATA_RECEIVED",
+      FunctionHook("kernel_recvmsg", "", "nvmet_tcp", "T0 (taken at nvmet_req_init); T_DATA_RECEIVED",
                    true, true, kNvmetTcpHint),
   };
-  for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
+  for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) {
+    // NVMe/TCP decides on the SQE nvmet_tcp copied out of the capsule (bpf/target_tcp.bpf.c)
+    if (h.name == "nvmet_req_init") h.stamps += "; sampling decision";
+    hooks.push_back(std::move(h));
+  }
   hooks.push_back(FunctionHook("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false,
                                false, kNvmetTcpHint));
   for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
