@@ -62,7 +62,8 @@ struct {
 	__type(value, struct host_recv_ctx);
 } recv_ctx SEC(".maps");
 
-/* Where a sampled command's PDU headers are built (nvme_tcp_request.pdu) -> its struct request *.
+/* Where a sampled command's PDU headers are built (nvme_tcp_request.pdu: the capsule at its start,
+ * H2CData headers at its back) -> its struct request *.
  * The pair is fixed for the request's life, so entries are never deleted; a send that begins at an
  * address here still stamps only a command in the in-flight table whose cid its header names. */
 struct {
@@ -118,11 +119,16 @@ static __always_inline void host_command_sampled(struct request *rq)
 {
 	struct nvme_tcp_request___ntprof *req = nvme_req_of(rq);
 	__u64 pdu = (__u64)BPF_CORE_READ(req, pdu);
+	/* nvme_tcp_req_data_pdu(): the H2CData header is built at the back of the same buffer (since
+	 * Linux 5.17, so capsule and data header can coexist), earlier kernels at its start */
+	__u64 data_pdu = pdu + NTPROF_PDU_CMD_HLEN - NTPROF_PDU_SMALL_HLEN;
 	__u64 r = (__u64)rq;
 	__u64 *known = bpf_map_lookup_elem(&pdu_requests, &pdu);
 
-	if (pdu && (!known || *known != r)) /* a request's buffer is noted once: a lookup after that */
-		bpf_map_update_elem(&pdu_requests, &pdu, &r, BPF_ANY);
+	if (!pdu || (known && *known == r))
+		return; /* a request's buffer is noted once: a lookup after that */
+	bpf_map_update_elem(&pdu_requests, &pdu, &r, BPF_ANY);
+	bpf_map_update_elem(&pdu_requests, &data_pdu, &r, BPF_ANY);
 }
 
 /* A send call is entered on an NVMe/TCP socket or any other: if its first byte is a sampled

@@ -13,7 +13,8 @@
  * sock_sendmsg alone where it does not (never both: kernel_sendmsg calls sock_sendmsg).
  *
  * How a sampled command's PDU is recognised: both drivers build every PDU header of a command in a
- * buffer the command owns (host: nvme_tcp_request.pdu, for the capsule and each H2CData header;
+ * buffer the command owns (host: nvme_tcp_request.pdu, the capsule at its start and each H2CData
+ * header at its back;
  * target: nvmet_tcp_cmd.rsp_pdu, .data_pdu, .r2t_pdu) and hand it to TCP with a call whose first
  * byte is the buffer's first byte. The side notes those addresses when a command is sampled (the
  * host at H1, the target at T1), so a send call begins a sampled command's PDU exactly when its
