@@ -13,8 +13,9 @@
  * Include after ntprof_bpf_common.h. The transport's object creates a command with
  * target_track_capsule() at T0 (or target_track_command() with its T0, at T1) and emits it with
  * its last stamp, and defines
- *   target_command_arrives(req, sq): at nvmet_req_init, before anything else (NVMe/TCP: T0 and the
- *       sampling decision are taken here); sq may be NULL (then it is req->sq);
+ *   target_command_arrives(req, sq, sqe): at nvmet_req_init, before anything else (NVMe/TCP: T0
+ *       and the sampling decision are taken here); sq and sqe may be NULL (then they are req->sq
+ *       and req->cmd);
  *   target_command_bound(req): what it notes of a sampled command once nvmet core names it by
  *       request (NVMe/TCP: the command slot's reply PDU buffers).
  */
@@ -24,7 +25,7 @@
 struct nvmet_req___ntprof;
 struct nvmet_sq___ntprof;
 static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
-						   struct nvmet_sq___ntprof *sq);
+						   struct nvmet_sq___ntprof *sq, const void *sqe);
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req);
 
 /* Sampled commands from capsule to response, keyed by (sq, cid). */
@@ -191,19 +192,22 @@ static __always_inline __u32 target_subsys_id(struct nvmet_ctrl___ntprof *ctrl)
 	return id;
 }
 
-/* sq: the call's argument, or NULL (the tracepoint has none): then read from req */
+/* sq: the call's argument, or NULL (the tracepoint has none): then read from req. sqe: the
+ * tracepoint's command argument, or NULL (the function has none): then req->cmd. */
 static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
-					     struct nvmet_sq___ntprof *sq)
+					     struct nvmet_sq___ntprof *sq, const void *sqe)
 {
 	__u16 cid;
 	struct ntprof_target_inflight *v;
 
-	target_command_arrives(req, sq);
+	target_command_arrives(req, sq, sqe);
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
 	if (!sq)
 		sq = BPF_CORE_READ(req, sq);
-	if (bpf_probe_read_kernel(&cid, sizeof(cid), BPF_CORE_READ(req, cmd) + NTPROF_SQE_CID))
+	if (!sqe)
+		sqe = BPF_CORE_READ(req, cmd);
+	if (bpf_probe_read_kernel(&cid, sizeof(cid), sqe + NTPROF_SQE_CID))
 		return 0;
 	v = target_lookup((__u64)sq, cid);
 	if (!v)
@@ -227,20 +231,20 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 }
 
 NTPROF_TRACEPOINT_HOOK(nvmet_req_init, (struct nvmet_req___ntprof *req, void *cmd), req,
-		       on_nvmet_req_init(req, NULL))
+		       on_nvmet_req_init(req, NULL, cmd))
 
 SEC("fentry/nvmet_req_init")
 int BPF_PROG(nvmet_req_init_fentry, struct nvmet_req___ntprof *req, void *cq,
 	     struct nvmet_sq___ntprof *sq)
 {
-	return on_nvmet_req_init(req, sq);
+	return on_nvmet_req_init(req, sq, NULL);
 }
 
 SEC("kprobe/nvmet_req_init")
 int BPF_KPROBE(nvmet_req_init_kprobe, struct nvmet_req___ntprof *req, void *cq,
 	       struct nvmet_sq___ntprof *sq)
 {
-	return on_nvmet_req_init(req, sq);
+	return on_nvmet_req_init(req, sq, NULL);
 }
 
 /* ---- T2: handed to the backend ---- */

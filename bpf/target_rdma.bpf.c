@@ -31,7 +31,7 @@
 
 /* T0 and the sampling decision are taken at the capsule's receive completion (below). */
 static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
-						   struct nvmet_sq___ntprof *sq)
+						   struct nvmet_sq___ntprof *sq, const void *sqe)
 {
 }
 

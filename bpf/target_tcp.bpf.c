@@ -106,19 +106,20 @@ static __always_inline void target_recv_returned(struct socket *sock)
 	}
 }
 
-/* nvmet_req_init of a command that came in a capsule on sq: the sampling decision on its SQE; a
+/* nvmet_req_init of a command that came in a capsule on sq: the sampling decision on its SQE (sqe,
+ * else req->cmd: nvmet_tcp copied it there out of the capsule); a
  * sampled command takes as T0 the return of the read that completed its capsule header, the last
  * read on this CPU, when it was on the queue's socket (else T0 stays "not seen"). */
 static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
-						   struct nvmet_sq___ntprof *sq)
+						   struct nvmet_sq___ntprof *sq, const void *sqe)
 {
 	struct nvmet_tcp_queue___ntprof *q;
 	struct recv_return *r;
-	struct ntprof_sqe sqe;
+	struct ntprof_sqe s;
 	__u32 zero = 0, plen = 0, hd;
 	__u64 t0 = 0;
 
-	if (!target_sampled_sqe(BPF_CORE_READ(req, cmd), &sqe))
+	if (!target_sampled_sqe(sqe ? sqe : BPF_CORE_READ(req, cmd), &s))
 		return;
 	if (!sq)
 		sq = BPF_CORE_READ(req, sq);
@@ -129,7 +130,7 @@ static __always_inline void target_command_arrives(struct nvmet_req___ntprof *re
 	/* the capsule header is still in queue->pdu: its length says whether data came in it */
 	bpf_probe_read_kernel(&plen, sizeof(plen), (void *)&q->pdu + 4);
 	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
-	target_track_command((__u64)sq, &sqe,
+	target_track_command((__u64)sq, &s,
 			     plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
 			     NTPROF_TRANSPORT_TCP, t0);
 }

@@ -15,26 +15,7 @@ command -v losetup >/dev/null && command -v python3 >/dev/null ||
   { echo "SKIPPED: needs losetup and python3"; exit 77; }
 
 work=$(mktemp -d /tmp/ntprofd-frozen.XXXXXX)
-pids=() loop=""
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-cleanup() {
-  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
-  wait 2>/dev/null
-  [ -n "$loop" ] && losetup -d "$loop"
-  if [ "$failures" != 0 ]; then
-    echo "--- agent log"; tail -n 30 "$work/agent.log"
-    echo "--- collector log"; tail -n 20 "$work/collector.log"
-  fi
-  [ -n "${NTPROF_TEST_KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
-}
-trap cleanup EXIT
-wait_for() {  # seconds, description, command...
-  local t=$1 what=$2; shift 2
-  for _ in $(seq $((t * 10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "timed out waiting for $what"
-  return 1
-}
+. "$(dirname "$0")/agent_test_lib.sh"
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 truncate -s 64M "$work/disk.img"

@@ -11,26 +11,7 @@ set -uo pipefail
 ntprofd=$1 collector=$2 ctl=$3 app=$4 libdir=$5
 [ "$(id -u)" = 0 ] || { echo "SKIPPED: needs root (uprobes, /proc/PID/mem)"; exit 77; }
 work=$(mktemp -d /tmp/ntprofd-serve-spdk.XXXXXX)
-collector_pid="" agent_pid=""
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-cleanup() {
-  [ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
-  [ -n "$collector_pid" ] && kill "$collector_pid" 2>/dev/null
-  wait 2>/dev/null
-  if [ "$failures" != 0 ]; then
-    echo "--- agent log"; tail -n 30 "$work/agent.log"
-    echo "--- collector log"; tail -n 20 "$work/collector.log"
-  fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-wait_for() {  # seconds, description, command...
-  local t=$1 what=$2; shift 2
-  for _ in $(seq $((t * 10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "timed out waiting for $what"
-  return 1
-}
+. "$(dirname "$0")/agent_test_lib.sh"
 
 export NTPROF_COLLECTOR=unix:$work/collector.sock
 "$collector" --listen "$NTPROF_COLLECTOR" --data-dir "$work/data" --metrics-listen "" >"$work/collector.log" 2>&1 &

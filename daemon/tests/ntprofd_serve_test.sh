@@ -19,21 +19,7 @@ ntprofd=$1 collector=$2 ctl=$3 status_query=$4
 command -v losetup >/dev/null || { echo "SKIPPED: no losetup"; exit 77; }
 
 work=$(mktemp -d /tmp/ntprofd-serve.XXXXXX)
-collector_pid="" agent_pid="" loop=""
-failures=0
-fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-cleanup() {
-  [ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null
-  [ -n "$collector_pid" ] && kill "$collector_pid" 2>/dev/null
-  wait 2>/dev/null
-  [ -n "$loop" ] && losetup -d "$loop"
-  if [ "$failures" != 0 ]; then
-    echo "--- agent log"; tail -n 30 "$work"/agent*.log
-    echo "--- collector log"; tail -n 20 "$work"/collector*.log
-  fi
-  [ -n "${NTPROF_TEST_KEEP:-}" ] && echo "kept $work" || rm -rf "$work"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/agent_test_lib.sh"
 
 truncate -s 64M "$work/disk.img"
 loop=$(losetup --find --show "$work/disk.img" 2>/dev/null) || { echo "SKIPPED: losetup failed"; loop=""; exit 77; }
@@ -56,12 +42,6 @@ start_agent() {  # log file, extra flags...
   "$ntprofd" serve --role host --transport local --device "$dev" --agent-name agent1 \
       --collector "$csock" --socket "$asock" --spool-dir "$work/spool" "$@" >>"$agent_log" 2>&1 &
   agent_pid=$!
-}
-wait_for() {  # seconds, description, command...
-  local t=$1 what=$2; shift 2
-  for _ in $(seq $((t * 10))); do "$@" >/dev/null 2>&1 && return 0; sleep 0.1; done
-  fail "timed out waiting for $what"
-  return 1
 }
 connected() { "$ctl" status | grep -q "agent1 .*host .*from"; }
 recording() { grep -q "session $1: recording" "$agent_log"; }
