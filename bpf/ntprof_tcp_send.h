@@ -78,15 +78,19 @@ static __always_inline __u64 ntprof_msg_first_byte(struct msghdr *msg)
 		0;                                                                    \
 	})
 
-#ifdef NTPROF_TCP_SEND_RETURNS
-/* fentry + fexit, and kprobe + kretprobe (the kprobe saves the socket for its kretprobe, and only
- * while a sampled command is in flight: a kretprobe without saved arguments does nothing). */
-#define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
+/* The fentry program every side has. */
+#define NTPROF_TCP_SEND_FENTRY(fn, params, first_byte)                                  \
 	SEC("fentry/" #fn)                                                              \
 	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
 	{                                                                               \
 		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
-	}                                                                               \
+	}
+
+#ifdef NTPROF_TCP_SEND_RETURNS
+/* fentry + fexit, and kprobe + kretprobe (the kprobe saves the socket for its kretprobe, and only
+ * while a sampled command is in flight: a kretprobe without saved arguments does nothing). */
+#define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
+	NTPROF_TCP_SEND_FENTRY(fn, params, first_byte)                                  \
 	SEC("fexit/" #fn)                                                               \
 	int BPF_PROG(fn##_fexit, NTPROF_UNPAREN params, int ret)                        \
 	{                                                                               \
@@ -118,11 +122,7 @@ static __always_inline __u64 ntprof_msg_first_byte(struct msghdr *msg)
 #else
 /* fentry, and kprobe: the entry is all the side needs. */
 #define NTPROF_TCP_SEND_HOOK(fn, saved_key, params, first_byte)                         \
-	SEC("fentry/" #fn)                                                              \
-	int BPF_PROG(fn##_fentry, NTPROF_UNPAREN params)                                \
-	{                                                                               \
-		return NTPROF_TCP_SEND_BEGINS(sock, first_byte);                        \
-	}                                                                               \
+	NTPROF_TCP_SEND_FENTRY(fn, params, first_byte)                                  \
 	SEC("kprobe/" #fn)                                                              \
 	int BPF_KPROBE(fn##_kprobe, NTPROF_UNPAREN params)                              \
 	{                                                                               \
