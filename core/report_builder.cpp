@@ -165,14 +165,22 @@ namespace {
 // A stage is a difference of two stamps of one machine taken in order, so it is never negative: a
 // negative one means a stamp sits in the wrong place (a probe placed where a later event already
 // happened, such as an R2T taken for the reply) and every number of that stage is suspect.
-void AddNegativeStageNotes(const GroupReport& g, std::vector<std::string>* notes) {
-  for (const StageRow& row : g.stages) {
-    if (row.dist.negative == 0) continue;
-    notes->push_back(absl::StrCat(
-        "WARNING: ", row.dist.negative, " of ", row.dist.n, " commands of \"", g.name, "\" have a ",
-        "negative ", row.label, " (min ", absl::StrFormat("%.2f", row.dist.min_ns / 1e3),
-        " us): a stage is never negative, so a stamp is misplaced (a probe at the wrong point of "
-        "the driver); this stage's numbers cannot be trusted"));
+// A stage or component is a span between two events of one command: never negative. One that is
+// means a stamp is misplaced (a probe at the wrong point of the driver), and the report says so.
+void AddNegativeNote(const GroupReport& g, const Distribution& dist, const std::string& label,
+                     const std::string& what, std::vector<std::string>* notes) {
+  if (dist.negative == 0) return;
+  notes->push_back(absl::StrCat(
+      "WARNING: ", dist.negative, " of ", dist.n, " commands of \"", g.name, "\" have a negative ",
+      label, " (min ", absl::StrFormat("%.2f", dist.min_ns / 1e3), " us): a ", what,
+      " is never negative, so a stamp is misplaced (a probe at the wrong point of the driver); this ",
+      what, "'s numbers cannot be trusted"));
+}
+
+void AddNegativeNotes(const GroupReport& g, std::vector<std::string>* notes) {
+  for (const StageRow& row : g.stages) AddNegativeNote(g, row.dist, row.label, "stage", notes);
+  for (const ComponentRow& row : g.components) {
+    AddNegativeNote(g, row.dist, std::string(ComponentLabel(row.component)), "component", notes);
   }
 }
 
@@ -264,7 +272,7 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     t.target_only_at_edges = at_edges.target;
   }
   t.incomplete = incomplete_;
-  for (const GroupReport& g : report.groups) AddNegativeStageNotes(g, &report.notes);
+  for (const GroupReport& g : report.groups) AddNegativeNotes(g, &report.notes);
   for (const auto& [stamp, n] : missing_stamps_) {
     report.notes.push_back(
         absl::StrCat(n, " record(s) left out of the stages: missing stamp ", stamp));

@@ -336,3 +336,19 @@ TEST_CASE("report_warns_loudly_when_a_stage_is_negative", "[report]") {
   CHECK_THAT(RenderText(ReportOf({good.File("host.ntp"), good.File("target.ntp")})),
              !Catch::Contains("negative"));
 }
+
+TEST_CASE("report_warns_when_a_component_is_negative", "[report]") {
+  // T1 stamped 5 us before T0 (a request-init probe firing before the capsule is complete): the
+  // target driver stage (T2-T0 + T5-T3) stays positive, its component T0-T1 does not.
+  ReportBuilder builder(Scope::kTargetOnly);
+  for (int i = 0; i < 20; ++i) {
+    std::vector<uint64_t> stamps = TargetStamps(1'000'000 + i * 100'000, 2'000, 3'000, 50'000, 1'000, 2'000);
+    stamps[NTPROF_T1_REQ_INIT] = stamps[NTPROF_T0_CAPSULE_RECEIVED] - 5'000;
+    v1::Record r = MakeRecord(v1::ROLE_TARGET, {.cid = static_cast<uint32_t>(i)}, stamps, "nullb0");
+    builder.Add(nullptr, &r);
+  }
+  const std::string text = RenderText(builder.Build(1, 10'000'000'000, nullptr));
+  CHECK_THAT(text, Catch::Contains("have a negative capsule received to request init (T0-T1) (min "
+                                   "-5.00 us): a component is never negative"));
+  CHECK_THAT(text, !Catch::Contains("negative target driver"));
+}
