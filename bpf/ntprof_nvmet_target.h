@@ -15,7 +15,7 @@
  * its last stamp, and defines
  *   target_command_arrives(req, sq, sqe): at nvmet_req_init, before anything else (NVMe/TCP: T0
  *       and the sampling decision are taken here); sq and sqe may be NULL (then they are req->sq
- *       and req->cmd);
+ *       and req->cmd). false: the command is known not to be sampled, nothing more to do for it;
  *   target_command_bound(req): what it notes of a sampled command once nvmet core names it by
  *       request (NVMe/TCP: the command slot's reply PDU buffers).
  */
@@ -24,7 +24,7 @@
 
 struct nvmet_req___ntprof;
 struct nvmet_sq___ntprof;
-static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
+static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe);
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req);
 
@@ -200,8 +200,7 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 	__u16 cid;
 	struct ntprof_target_inflight *v;
 
-	target_command_arrives(req, sq, sqe);
-	if (ntprof_nothing_sampled_in_flight())
+	if (!target_command_arrives(req, sq, sqe) || ntprof_nothing_sampled_in_flight())
 		return 0;
 	if (!sq)
 		sq = BPF_CORE_READ(req, sq);

@@ -14,9 +14,8 @@
  *
  * How a sampled command's PDU is recognised: both drivers build every PDU header of a command in a
  * buffer the command owns (host: nvme_tcp_request.pdu, the capsule at its start and each H2CData
- * header at its back;
- * target: nvmet_tcp_cmd.rsp_pdu, .data_pdu, .r2t_pdu) and hand it to TCP with a call whose first
- * byte is the buffer's first byte. The side notes those addresses when a command is sampled (the
+ * header at its back; target: nvmet_tcp_cmd.rsp_pdu, .data_pdu, .r2t_pdu) and hand it to TCP with
+ * a call whose first byte is the buffer's first byte. The side notes those addresses when a command is sampled (the
  * host at H1, the target at T1), so a send call begins a sampled command's PDU exactly when its
  * first byte is one of them and the header there names the command's cid. Every other send on the
  * machine costs one array read while no sampled command is in flight (at 1 in 100 and QD1, 99 % of

@@ -28,18 +28,20 @@
  */
 #include "ntprof_bpf_common.h"
 #include "ntprof_nvmet_target.h"
+#include "ntprof_rdma_wc.h"
 
-/* T0 and the sampling decision are taken at the capsule's receive completion (below). */
-static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
+/* T0 and the sampling decision are taken at the capsule's receive completion (below): any command
+ * may be a sampled one at nvmet_req_init. */
+static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe)
 {
+	return true;
 }
 
 /* Replies are found by their work completions: nothing to note at T1. */
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {
 }
-#include "ntprof_rdma_wc.h"
 
 #define NVME_SQE_LEN 64
 

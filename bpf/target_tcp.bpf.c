@@ -109,8 +109,9 @@ static __always_inline void target_recv_returned(struct socket *sock)
 /* nvmet_req_init of a command that came in a capsule on sq: the sampling decision on its SQE (sqe,
  * else req->cmd: nvmet_tcp copied it there out of the capsule); a
  * sampled command takes as T0 the return of the read that completed its capsule header, the last
- * read on this CPU, when it was on the queue's socket (else T0 stays "not seen"). */
-static __always_inline void target_command_arrives(struct nvmet_req___ntprof *req,
+ * read on this CPU, when it was on the queue's socket (else T0 stays "not seen"). false for a
+ * command that is not sampled: nvmet core then need not look for it. */
+static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe)
 {
 	struct nvmet_tcp_queue___ntprof *q;
@@ -120,7 +121,7 @@ static __always_inline void target_command_arrives(struct nvmet_req___ntprof *re
 	__u64 t0 = 0;
 
 	if (!target_sampled_sqe(sqe ? sqe : BPF_CORE_READ(req, cmd), &s))
-		return;
+		return false;
 	if (!sq)
 		sq = BPF_CORE_READ(req, sq);
 	q = (void *)sq - bpf_core_field_offset(struct nvmet_tcp_queue___ntprof, nvme_sq);
@@ -133,6 +134,7 @@ static __always_inline void target_command_arrives(struct nvmet_req___ntprof *re
 	target_track_command((__u64)sq, &s,
 			     plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
 			     NTPROF_TRANSPORT_TCP, t0);
+	return true;
 }
 
 /* kernel_recvmsg returned ret bytes read into vec on sk, while a sampled command is in flight.
@@ -217,12 +219,6 @@ NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req),
 
 /* ---- T5, T_R2T_SENT, T_RESPONSE_SENT: reply PDUs handed to TCP ---- */
 
-/* A command: (sq, cid). */
-struct target_command {
-	__u64 sq;
-	__u16 cid;
-};
-
 /* The reply PDU buffers of a command slot that carried a sampled command (nvmet_tcp_cmd.rsp_pdu,
  * .data_pdu, .r2t_pdu) -> the slot (struct nvmet_tcp_cmd *). The pair is fixed for the queue's
  * life, so it is noted once; the slot's later commands reuse the buffers, so a send is taken for a
@@ -240,7 +236,7 @@ struct {
 struct last_pdu {
 	__u64 sock;      /* struct socket * of the call */
 	__s64 remaining; /* bytes of the PDU not yet handed to TCP, counted from its header's plen */
-	struct target_command cmd;
+	struct ntprof_target_key cmd; /* the command: (sq, cid) */
 };
 
 struct {
@@ -280,7 +276,7 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 }
 
 /* The command's last PDU is wholly with TCP: the record is complete. */
-static __always_inline void target_reply_sent(struct target_command *c)
+static __always_inline void target_reply_sent(struct ntprof_target_key *c)
 {
 	struct ntprof_target_inflight *v = target_lookup(c->sq, c->cid);
 
@@ -297,7 +293,7 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 {
 	__u64 *slot = bpf_map_lookup_elem(&reply_pdus, &first_byte);
 	struct ntprof_target_inflight *v;
-	struct target_command c;
+	struct ntprof_target_key c = {};
 	struct last_pdu *last;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
 	__u32 zero = 0;
