@@ -252,14 +252,14 @@ int AgentEngine::OnRingRecord(void* ctx, void* data, size_t size) {
 absl::StatusOr<int> AgentEngine::Poll(int timeout_ms, const RecordCallback& on_record) {
   on_record_ = &on_record;
   int n = ring_buffer__poll(ring_, timeout_ms);
+  if (n == -EINTR) n = 0;
   // The BPF side wakes this poll only once the ring fills up (ntprof_emit): what waits below that
   // is taken here, after the wait.
-  if (n >= 0 || n == -EINTR) {
+  if (n >= 0) {
     int more = ring_buffer__consume(ring_);
-    n = more < 0 ? more : std::max(n, 0) + more;
+    n = more < 0 ? more : n + more;
   }
   on_record_ = nullptr;
-  if (n == -EINTR) return 0;
   if (n < 0) return absl::InternalError(std::string("ring buffer poll: ") + std::strerror(-n));
   return n;
 }
