@@ -46,10 +46,9 @@ spdk_cache=${NTPROF_SPDK_CACHE:-/var/cache/ntprof-spdk}
 if [ "$spdk_mode" != skip ]; then
   spdk_tarball=${NTPROF_SPDK_TARBALL:-$(find "$(dirname "$repo")" "$(dirname "$(dirname "$repo")")" \
     -mindepth 2 -maxdepth 3 -name spdk-23.01.1.tar.xz -not -path "$repo/*" 2>/dev/null | head -1 || true)}
-  [ -n "$spdk_tarball" ] || step "real SPDK: skipped (no spdk-23.01.1.tar.xz found; set NTPROF_SPDK_TARBALL)"
-fi
-if [ "$spdk_mode" != skip ] && [ -n "$spdk_tarball" ]; then
-  if [ "$spdk_mode" = build ] || "$repo/tests/spdk/real/build_spdk.sh" --cached "$spdk_tarball" "$spdk_cache" >/dev/null 2>&1; then
+  if [ -z "$spdk_tarball" ]; then
+    step "real SPDK: skipped (no spdk-23.01.1.tar.xz found; set NTPROF_SPDK_TARBALL)"
+  elif [ "$spdk_mode" = build ] || "$repo/tests/spdk/real/build_spdk.sh" --cached "$spdk_tarball" "$spdk_cache" >/dev/null 2>&1; then
     step "real SPDK: build (cached in $spdk_cache) and nvmf_tgt + perf recorded by ntprofd"
     spdk_tree=$("$repo/tests/spdk/real/build_spdk.sh" "$spdk_tarball" "$spdk_cache")
     export NTPROF_SPDK_TREE=$spdk_tree   # the test bed's mixed-pair scenario runs it in a VM
