@@ -36,6 +36,16 @@ struct JoinStats {
   uint64_t evicted_for_memory = 0;
 
   double matched_percent() const { return host == 0 ? 0.0 : 100.0 * matched / host; }
+  JoinStats& operator+=(const JoinStats& o) {
+    host += o.host;
+    target += o.target;
+    matched += o.matched;
+    host_only += o.host_only;
+    target_only += o.target_only;
+    identity_mismatch += o.identity_mismatch;
+    evicted_for_memory += o.evicted_for_memory;
+    return *this;
+  }
 };
 
 class JoinEngine {

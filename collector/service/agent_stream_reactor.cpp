@@ -36,7 +36,7 @@ void AgentStreamReactor::OnReadDone(bool ok) {
     hello_ = in_.hello();
   } else {
     if (peers_ && in_.has_opened()) AdoptSession(in_.opened().header());
-    auto ack = registry_->Ingest(this, in_);
+    auto ack = registry_->Ingest(this, std::move(in_));  // in_ is read into again below
     if (!ack.ok()) {
       Fail(common::ToGrpc(ack.status()));
       return;

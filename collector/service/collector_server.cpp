@@ -56,6 +56,7 @@ absl::Status CollectorServer::Start() {
   RegistryOptions registry_options;
   registry_options.data_dir = options_.data_dir;
   registry_options.join.window_ns = static_cast<int64_t>(options_.join_window_s * 1e9);
+  registry_options.join_threads = options_.join_threads;
   if (!options_.clickhouse_url.empty()) {
     if (auto st = StartFleet(); !st.ok()) return st;
     registry_options.fleet = fleet_.get();

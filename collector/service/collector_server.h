@@ -28,6 +28,7 @@ struct ServerOptions {
   std::string data_dir = "/var/lib/ntprof/collector";
   common::TlsFlags tls;
   double join_window_s = 10;
+  size_t join_threads = 1;  // RegistryOptions::join_threads
   size_t max_message_bytes = 16u << 20;
   double tick_s = 0.25;  // how often watch intervals are closed: a line comes <= 0.25 s late
   // The fleet store (docs/fleet.md): "" = none.

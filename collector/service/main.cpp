@@ -35,6 +35,11 @@ away they wait (up to --clickhouse-queue rows, then the oldest are dropped and c
 collector that starts reloads into ClickHouse every session whose rows may not all be there;
 ClickHouse keeps one row per command, so a reload adds nothing twice.
 
+With --join-threads N the live join runs on N threads, each owning the commands of some
+subsystems (a stable hash of the subsystem NQN, which both halves of a command carry); records are
+still stored, and agents acked, on the thread that receives them. One thread is enough for about
+800,000 records/s (docs/scale.md); more help a collector whose agents send more.
+
 Several collectors share a fleet (a ring): every agent gets all of them (ntprofd serve
 --collector A --collector B, or --ring-file) and sends each record to the collector that owns its
 subsystem on a consistent-hash ring, so both halves of a command meet at one collector. Each
@@ -78,6 +83,12 @@ Examples:
                  "Seconds a half waits live for its other half")
       ->default_str("10")
       ->check(CLI::PositiveNumber);
+  app.add_option("--join-threads", options.join_threads,
+                 "Threads the live join runs on, commands divided among them by subsystem NQN "
+                 "(as the ring divides them among collectors); 1 joins on the thread that "
+                 "receives, as records arrive")
+      ->default_str("1")
+      ->check(CLI::Range(size_t{1}, size_t{64}));
   app.add_option("--clickhouse", options.clickhouse_url,
                  "ClickHouse HTTP(S) URL to write every command to (http://HOST:8123)");
   app.add_option("--clickhouse-ca", options.clickhouse_ca, "PEM CA of an https ClickHouse");

@@ -58,14 +58,18 @@ SessionFiles::Totals SessionFiles::TotalsOf(const std::string& hostname) const {
 }
 
 int64_t SessionFiles::WallMinusMono(const std::string& hostname) const {
-  int64_t clock = 0;
-  for (const auto& [agent, header] : headers_) {  // epochs in order: the latest wins
-    if (agent.hostname == hostname) {
-      clock = static_cast<int64_t>(header.start_wall_ns()) -
-              static_cast<int64_t>(header.start_mono_ns());
-    }
-  }
-  return clock;
+  std::lock_guard lock(clocks_mu_);
+  auto it = wall_minus_mono_.find(hostname);
+  return it == wall_minus_mono_.end() ? 0 : it->second.second;
+}
+
+void SessionFiles::SetHeader(const AgentKey& agent, const v1::FileHeader& header) {
+  headers_[agent] = header;
+  const int64_t clock =
+      static_cast<int64_t>(header.start_wall_ns()) - static_cast<int64_t>(header.start_mono_ns());
+  std::lock_guard lock(clocks_mu_);
+  auto [it, added] = wall_minus_mono_.try_emplace(agent.hostname, agent.epoch, clock);
+  if (!added && agent.epoch >= it->second.first) it->second = {agent.epoch, clock};
 }
 
 std::string ExportName(const StoredFile& file) {
@@ -96,7 +100,7 @@ absl::Status SessionFiles::Recover(std::map<AgentKey, std::set<uint64_t>>* held)
       seqs.insert(batch.seq());
       Count(batch, &totals_[file.agent.hostname]);
     }
-    headers_[file.agent] = (*reader)->header();
+    SetHeader(file.agent, (*reader)->header());
     next_segment_[file.agent] = std::max(next_segment_[file.agent], file.segment + 1);
     files_.push_back(file);
   }
@@ -131,7 +135,7 @@ absl::Status SessionFiles::Open(const AgentKey& agent, const v1::FileHeader& hea
     (void)it->second->Finalize(v1::FileTrailer{});
     writers_.erase(it);
   }
-  headers_[agent] = header;
+  SetHeader(agent, header);
   if (auto st = StartSegment(agent); !st.ok()) return st;
   return writers_.at(agent)->WriteBatch(SequenceMarker(seq));
 }

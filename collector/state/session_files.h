@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -50,12 +51,14 @@ class SessionFiles {
   Totals TotalsOf(const std::string& hostname) const;
   std::vector<StoredFile> Files() const;
   // An agent's wall clock minus its monotonic clock, from its latest file header (0: no file yet).
+  // Safe from any thread: the join threads ask it while agents' streams open files.
   int64_t WallMinusMono(const std::string& hostname) const;
   const std::filesystem::path& dir() const { return dir_; }
 
  private:
   absl::StatusOr<NtpWriter*> WriterFor(const AgentKey& agent);
   absl::Status StartSegment(const AgentKey& agent);
+  void SetHeader(const AgentKey& agent, const v1::FileHeader& header);
 
   std::filesystem::path dir_;
   std::map<AgentKey, v1::FileHeader> headers_;
@@ -63,6 +66,9 @@ class SessionFiles {
   std::map<AgentKey, std::unique_ptr<NtpWriter>> writers_;  // open files (not yet closed)
   std::vector<StoredFile> files_;
   std::map<std::string, Totals> totals_;  // by hostname
+  mutable std::mutex clocks_mu_;
+  // By hostname: (epoch of the header, its wall minus mono); the latest epoch wins.
+  std::map<std::string, std::pair<uint64_t, int64_t>> wall_minus_mono_;
 };
 
 // "<hostname>-<role>.ntp", or "<hostname>-<role>-<segment>.ntp" beyond the first segment: the

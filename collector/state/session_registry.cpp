@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <random>
 #include <regex>
@@ -62,15 +63,17 @@ std::string StateName(v1::SessionState state) {
 struct SessionRegistry::Session {
   v1::SessionInfo info;  // what is persisted: settings, state, selected agents
   std::unique_ptr<SessionFiles> files;
-  std::unique_ptr<LiveJoin> join;
+  std::vector<std::unique_ptr<LiveJoin>> joins;  // one per shard, run only by JoinShards
   std::map<AgentKey, v1::LossCounters> losses;  // latest cumulative, per agent stream
   std::vector<std::string> notes;
   // The fleet store: outcomes of a reload reach ClickHouse only (not metrics or watch); the marker
   // file stays until the rows up to fleet_last_ticket were accepted and nothing was dropped.
-  bool fleet_reloading = false;
-  bool fleet_pending = false;
-  uint64_t fleet_last_ticket = 0;
-  uint64_t fleet_drops_at_start = 0;
+  // Atomic: the join threads write rows while the registry's lock holder looks.
+  std::atomic<bool> fleet_reloading = false;
+  std::atomic<bool> fleet_pending = false;
+  std::atomic<uint64_t> fleet_last_ticket = 0;
+  std::mutex fleet_mu;  // marking and clearing the marker file
+  uint64_t fleet_drops_at_start = 0;  // under fleet_mu
 
   bool running() const { return info.state() == v1::SESSION_RUNNING; }
   v1::SessionAgent* AgentEntry(const std::string& hostname, v1::Role role) {
@@ -85,7 +88,10 @@ struct SessionRegistry::Session {
 };
 
 SessionRegistry::SessionRegistry(RegistryOptions options, CollectorMetrics* metrics)
-    : options_(std::move(options)), metrics_(metrics), watch_(options_.watch_queue) {
+    : options_(std::move(options)),
+      metrics_(metrics),
+      watch_(options_.watch_queue),
+      shards_(std::make_unique<JoinShards>(options_.join_threads)) {
   if (!options_.wall_clock_ns) options_.wall_clock_ns = RealtimeNs;
 }
 
@@ -121,35 +127,35 @@ std::unique_ptr<SessionRegistry::Session> SessionRegistry::NewSession(v1::Sessio
   const std::string name = session->info.name();
   const uint32_t rate = session->info.sample_rate();
   Session* self = session.get();
-  session->join = std::make_unique<LiveJoin>(
-      join_sides, options_.join,
-      [this, self, name, rate, join_sides](const v1::Record* host, const v1::Record* target) {
-        if (options_.fleet) {
-          // However the session came to be (started here, recovered, or opened through a peer of
-          // a ring), it owes rows to ClickHouse from its first one on.
-          if (!self->fleet_pending) {
-            if (auto st = MarkFleetPending(self->files->dir()); !st.ok()) {
-              spdlog::error("{}", std::string(st.message()));
-            }
-            self->fleet_pending = true;
-            self->fleet_drops_at_start = options_.fleet->stats().rows_dropped;
-          }
-          const clickhouse::CommandContext context{
-              name, rate, host ? self->files->WallMinusMono(host->agent()) : 0,
-              target ? self->files->WallMinusMono(target->agent()) : 0};
-          self->fleet_last_ticket = options_.fleet->Add(clickhouse::EncodeRow(context, host, target));
-        }
-        if (self->fleet_reloading) return;
-        if (join_sides) {
-          metrics_->Add(host && target ? Counter::kJoinMatched
-                        : host         ? Counter::kJoinHostOnly
-                                       : Counter::kJoinTargetOnly);
-          // Leftovers of a joined session are counted, not summarized (as in the file report).
-          if (!(host && target)) return;
-        }
-        metrics_->ObserveCommand(host, target);
-        watch_.Dispatch(name, rate, host, target);
-      });
+  // Runs on the join threads (JoinShards): everything it touches is safe from several at once.
+  const JoinEngine::Sink sink = [this, self, name, rate, join_sides](const v1::Record* host,
+                                                                     const v1::Record* target) {
+    if (options_.fleet) {
+      // However the session came to be (started here, recovered, or opened through a peer of a
+      // ring), it owes rows to ClickHouse from its first one on.
+      if (auto st = OweFleetRows(self); !st.ok()) spdlog::error("{}", std::string(st.message()));
+      const clickhouse::CommandContext context{
+          name, rate, host ? self->files->WallMinusMono(host->agent()) : 0,
+          target ? self->files->WallMinusMono(target->agent()) : 0};
+      const uint64_t ticket = options_.fleet->Add(clickhouse::EncodeRow(context, host, target));
+      uint64_t last = self->fleet_last_ticket.load();
+      while (last < ticket && !self->fleet_last_ticket.compare_exchange_weak(last, ticket)) {
+      }
+    }
+    if (self->fleet_reloading) return;
+    if (join_sides) {
+      metrics_->Add(host && target ? Counter::kJoinMatched
+                    : host         ? Counter::kJoinHostOnly
+                                   : Counter::kJoinTargetOnly);
+      // Leftovers of a joined session are counted, not summarized (as in the file report).
+      if (!(host && target)) return;
+    }
+    metrics_->ObserveCommand(host, target);
+    watch_.Dispatch(name, rate, host, target);
+  };
+  for (size_t i = 0; i < shards_->size(); ++i) {
+    session->joins.push_back(std::make_unique<LiveJoin>(join_sides, options_.join, sink));
+  }
   return session;
 }
 
@@ -299,8 +305,7 @@ void SessionRegistry::RememberLost(const AgentKey& agent, const v1::SequenceGap&
   }
 }
 
-absl::StatusOr<v1::Ack> SessionRegistry::Ingest(AgentChannel* channel,
-                                                const v1::AgentMessage& message) {
+absl::StatusOr<v1::Ack> SessionRegistry::Ingest(AgentChannel* channel, v1::AgentMessage message) {
   std::lock_guard lock(mu_);
   auto it = agents_.find(channel);
   if (it == agents_.end()) {
@@ -328,19 +333,21 @@ absl::StatusOr<v1::Ack> SessionRegistry::Ingest(AgentChannel* channel,
     ack.set_seq(tracker.acked());
     return ack;
   }
-  if (auto st = Store(agent, message); !st.ok()) {
+  const uint64_t seq = message.seq();
+  if (auto st = Store(agent, &message); !st.ok()) {
     // Not held: no ack past it, the agent replays it after a reconnect.
     metrics_->Add(Counter::kStoreErrors);
     return st;
   }
-  tracker.Accept(message.seq());
+  tracker.Accept(seq);
   ack.set_seq(tracker.acked());
   return ack;
 }
 
 // Returns an error only when the disk failed (worth a replay); unusable input is counted and
 // dropped so that it never blocks the stream.
-absl::Status SessionRegistry::Store(const Agent& agent, const v1::AgentMessage& message) {
+absl::Status SessionRegistry::Store(const Agent& agent, v1::AgentMessage* message_in) {
+  v1::AgentMessage& message = *message_in;
   const std::string& name = message.has_opened()   ? message.opened().header().session()
                             : message.has_batch()  ? message.batch().session()
                             : message.has_closed() ? message.closed().session()
@@ -375,9 +382,9 @@ absl::Status SessionRegistry::Store(const Agent& agent, const v1::AgentMessage& 
                    agent.hello.hostname(), name);
       return RememberDropped(agent.key, message.seq());
     }
-    v1::SessionBatch batch = message.batch();
-    batch.mutable_batch()->set_seq(message.seq());
-    return StoreBatch(agent, &session, &batch);
+    v1::SessionBatch* batch = message.mutable_batch();
+    batch->mutable_batch()->set_seq(message.seq());
+    return StoreBatch(agent, &session, batch);
   }
   metrics_->Add(Counter::kBadAgentMessages);
   return RememberDropped(agent.key, message.seq());
@@ -419,8 +426,34 @@ absl::Status SessionRegistry::StoreBatch(const Agent& agent, Session* session,
     watch_.DispatchCounters(session->info.name(), session->info.sample_rate(),
                             agent.hello.hostname(), counters);
   }
-  for (const v1::Record& r : *records) session->join->Add(r, now);
+  Join(session, records, now);
   return absl::OkStatus();
+}
+
+void SessionRegistry::Join(Session* session, google::protobuf::RepeatedPtrField<v1::Record>* records,
+                           int64_t now) {
+  std::vector<LiveJoin*> joins;
+  for (const auto& join : session->joins) joins.push_back(join.get());
+  shards_->Submit(joins, std::make_shared<JoinShards::Records>(std::move(*records)), now);
+}
+
+void SessionRegistry::ForEachJoin(const Session& session,
+                                  const std::function<void(LiveJoin&)>& fn) const {
+  for (size_t shard = 0; shard < shards_->size(); ++shard) {
+    shards_->WithShard(shard, [&] { fn(*session.joins[shard]); });
+  }
+}
+
+JoinStats SessionRegistry::JoinStatsOf(const Session& session) const {
+  JoinStats total;
+  ForEachJoin(session, [&](LiveJoin& join) { total += join.stats(); });
+  return total;
+}
+
+size_t SessionRegistry::JoinPending(const Session& session) const {
+  size_t pending = 0;
+  ForEachJoin(session, [&](LiveJoin& join) { pending += join.pending(); });
+  return pending;
 }
 
 // ---- sessions -----------------------------------------------------------------------------------
@@ -497,9 +530,7 @@ absl::StatusOr<v1::SessionInfo> SessionRegistry::StartSession(const v1::StartSes
   auto session = NewSession(info);
   if (auto st = Persist(*session); !st.ok()) return st;
   if (options_.fleet) {
-    if (auto st = MarkFleetPending(session->files->dir()); !st.ok()) return st;
-    session->fleet_pending = true;
-    session->fleet_drops_at_start = options_.fleet->stats().rows_dropped;
+    if (auto st = OweFleetRows(session.get()); !st.ok()) return st;
   }
   for (const auto& a : info.agents()) {
     for (const auto& [channel, agent] : agents_) {
@@ -527,7 +558,7 @@ void SessionRegistry::StopLocked(Session* session) {
   if (!session->running()) return;
   session->info.set_state(v1::SESSION_STOPPED);
   session->info.set_stop_wall_ns(static_cast<uint64_t>(Now()));
-  session->join->Flush();
+  ForEachJoin(*session, [](LiveJoin& join) { join.Flush(); });
   if (auto st = Persist(*session); !st.ok()) spdlog::error("{}", st.ToString());
   v1::CollectorMessage stop;
   stop.mutable_stop()->set_session(session->info.name());
@@ -601,7 +632,7 @@ v1::SessionInfo SessionRegistry::InfoOf(const Session& session) const {
       if (key.hostname == a.hostname()) *a.mutable_losses() = losses;
     }
   }
-  const JoinStats& stats = session.join->stats();
+  const JoinStats stats = JoinStatsOf(session);
   info.set_matched(stats.matched);
   info.set_host_only(stats.host_only);
   info.set_target_only(stats.target_only);
@@ -653,14 +684,14 @@ void SessionRegistry::Tick() {
   size_t pending = 0, running = 0;
   for (auto& [name, session] : sessions_) {
     if (!session->running()) continue;
-    session->join->Expire(now);
+    ForEachJoin(*session, [now](LiveJoin& join) { join.Expire(now); });
     const uint64_t end_ns =
         session->info.start_wall_ns() + uint64_t{session->info.duration_s()} * 1'000'000'000;
     if (session->info.duration_s() != 0 && static_cast<uint64_t>(now) >= end_ns) {
       StopLocked(session.get());
       continue;
     }
-    pending += session->join->pending();
+    pending += JoinPending(*session);
     ++running;
   }
   if (options_.fleet) TickFleet(now);
@@ -673,12 +704,20 @@ void SessionRegistry::Tick() {
 
 // ---- the fleet store -----------------------------------------------------------------------------
 
-void SessionRegistry::ReloadIntoFleet(Session* session) {
-  if (auto st = MarkFleetPending(session->files->dir()); !st.ok()) {
-    spdlog::error("{}", std::string(st.message()));
-  }
-  session->fleet_pending = true;
+absl::Status SessionRegistry::OweFleetRows(Session* session) {
+  if (session->fleet_pending) return absl::OkStatus();
+  std::lock_guard lock(session->fleet_mu);
+  if (session->fleet_pending) return absl::OkStatus();  // another join thread marked it first
   session->fleet_drops_at_start = options_.fleet->stats().rows_dropped;
+  // The marker first: a row may be queued only once a crash would reload the session. A marker
+  // that cannot be written is said once, not at every row.
+  absl::Status marked = MarkFleetPending(session->files->dir());
+  session->fleet_pending = true;
+  return marked;
+}
+
+void SessionRegistry::ReloadIntoFleet(Session* session) {
+  if (auto st = OweFleetRows(session); !st.ok()) spdlog::error("{}", std::string(st.message()));
   std::vector<std::string> paths;
   for (const StoredFile& f : session->files->Files()) paths.push_back(f.path);
   session->fleet_reloading = true;
@@ -686,12 +725,22 @@ void SessionRegistry::ReloadIntoFleet(Session* session) {
   // Arrival now: halves of a running session wait one window for the other half, which the agent
   // may still replay.
   const int64_t now = Now();
-  absl::Status st = ForEachStoredRecord(paths, [&](v1::Record r) {
+  google::protobuf::RepeatedPtrField<v1::Record> chunk;
+  auto join_chunk = [&] {
     options_.fleet->WaitForRoom();
-    session->join->Add(std::move(r), now);
+    Join(session, &chunk, now);
+    chunk.Clear();
+  };
+  absl::Status st = ForEachStoredRecord(paths, [&](v1::Record r) {
+    *chunk.Add() = std::move(r);
     ++records;
+    if (chunk.size() == 1024) join_chunk();
   });
-  if (!session->running()) session->join->Flush();
+  join_chunk();
+  // Every reloaded record joined (ForEachJoin runs the queues) before the flag goes down.
+  ForEachJoin(*session, [running = session->running()](LiveJoin& join) {
+    if (!running) join.Flush();
+  });
   session->fleet_reloading = false;
   if (!st.ok()) {
     spdlog::error("session {}: reloading its files into ClickHouse stopped: {}",
@@ -707,13 +756,15 @@ void SessionRegistry::TickFleet(int64_t now) {
   for (auto& [name, session] : sessions_) {
     if (session->running() || !session->fleet_pending) continue;
     // Agents' last batches may follow the stop: the join keeps pairing them for a window.
-    session->join->Expire(now);
+    size_t pending = 0;
+    ForEachJoin(*session, [&](LiveJoin& join) {
+      join.Expire(now);
+      pending += join.pending();
+    });
     const int64_t quiet_since =
         static_cast<int64_t>(session->info.stop_wall_ns()) + options_.join.window_ns;
-    if (now < quiet_since || session->join->pending() != 0 ||
-        delivered < session->fleet_last_ticket) {
-      continue;
-    }
+    if (now < quiet_since || pending != 0 || delivered < session->fleet_last_ticket) continue;
+    std::lock_guard lock(session->fleet_mu);
     if (stats.rows_dropped != session->fleet_drops_at_start) continue;  // a restart reloads it
     ClearFleetPending(session->files->dir());
     session->fleet_pending = false;

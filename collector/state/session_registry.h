@@ -20,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "agent_channel.h"
 #include "collector_metrics.h"
+#include "join_shards.h"
 #include "live_join.h"
 #include "row_writer.h"
 #include "ntprof/v1/collector.pb.h"
@@ -37,6 +38,9 @@ struct RegistryOptions {
   // The fleet store (--clickhouse): every outcome of the live join also becomes a row there, and
   // sessions whose rows may not all be in ClickHouse are reloaded from their files on Open.
   clickhouse::RowWriter* fleet = nullptr;
+  // Threads the live joins run on, commands partitioned by subsystem NQN (JoinShards); 1 = on the
+  // thread that ingests, as records arrive.
+  size_t join_threads = 1;
 };
 
 // A session's stored files, for Report, Compare and Export.
@@ -55,11 +59,12 @@ class SessionRegistry {
 
   // The agent stream. AttachAgent sends the Welcome (and then restarts the running sessions the
   // agent should be recording). Errors are for the stream's status; records that cannot be used
-  // are counted and acked so that a bad batch never blocks an agent.
+  // are counted and acked so that a bad batch never blocks an agent. Ingest keeps the message's
+  // records (moved, not copied, into the file and the join).
   absl::StatusOr<v1::Welcome> AttachAgent(AgentChannel* channel, const v1::AgentHello& hello,
                                           const std::string& peer);
   void DetachAgent(AgentChannel* channel);
-  absl::StatusOr<v1::Ack> Ingest(AgentChannel* channel, const v1::AgentMessage& message);
+  absl::StatusOr<v1::Ack> Ingest(AgentChannel* channel, v1::AgentMessage message);
 
   absl::StatusOr<v1::SessionInfo> StartSession(const v1::StartSessionRequest& request);
   absl::StatusOr<v1::SessionInfo> StopSession(const std::string& name);
@@ -88,11 +93,19 @@ class SessionRegistry {
   absl::Status Persist(const Session& session) const;
   v1::SessionInfo InfoOf(const Session& session) const;
   void StopLocked(Session* session);
+  // The session's joins, one per shard: records go to their subsystem's shard; fn runs on every
+  // shard's join once that shard ran what was queued for it.
+  void Join(Session* session, google::protobuf::RepeatedPtrField<v1::Record>* records, int64_t now);
+  void ForEachJoin(const Session& session, const std::function<void(LiveJoin&)>& fn) const;
+  JoinStats JoinStatsOf(const Session& session) const;
+  size_t JoinPending(const Session& session) const;
+  // The session owes rows to ClickHouse from now on: its marker makes a restart reload it.
+  absl::Status OweFleetRows(Session* session);
   // Feeds a session's stored records through its join again, for the fleet store only.
   void ReloadIntoFleet(Session* session);
   void TickFleet(int64_t now);
   void RecordFailure(Session* session, const Agent& agent, const std::string& why);
-  absl::Status Store(const Agent& agent, const v1::AgentMessage& message);
+  absl::Status Store(const Agent& agent, v1::AgentMessage* message);
   absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
   void RememberLost(const AgentKey& agent, const v1::SequenceGap& gap);
   absl::Status RememberDropped(const AgentKey& agent, uint64_t seq);
@@ -108,6 +121,8 @@ class SessionRegistry {
   std::map<AgentKey, SequenceTracker> sequences_;
   std::map<std::string, std::unique_ptr<Session>> sessions_;
   clickhouse::WriterStats fleet_seen_;  // what Tick already added to the metrics
+  // Last: its threads stop (after running what is queued) before the sessions they join go.
+  std::unique_ptr<JoinShards> shards_;
 };
 
 }  // namespace ntprof::collector

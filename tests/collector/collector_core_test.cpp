@@ -50,8 +50,12 @@ struct Cluster {
   std::string host_file = dir.File("host.ntp");
   std::string target_file = dir.File("target.ntp");
 
-  explicit Cluster(int commands = 200) {
-    WriteRun(host_file, target_file, RunSpec{.commands = commands}, Timing);
+  size_t join_threads = 1;
+
+  explicit Cluster(int commands = 200, size_t threads = 1,
+                   const std::function<CommandId(int)>& identity = nullptr)
+      : join_threads(threads) {
+    WriteRun(host_file, target_file, RunSpec{.commands = commands}, Timing, identity);
     Open();
   }
   void Open() {
@@ -59,6 +63,7 @@ struct Cluster {
     options.data_dir = dir.path() / "data";
     options.wall_clock_ns = [this] { return now; };
     options.join.window_ns = 1'000'000'000;
+    options.join_threads = join_threads;
     auto opened = SessionRegistry::Open(options, &metrics);
     REQUIRE(opened.ok());
     registry = std::move(*opened);
@@ -208,6 +213,33 @@ TEST_CASE("registry_joins_across_agents_and_reports_like_the_files") {
   CHECK(session_text.find("session test is still running") != std::string::npos);
   REQUIRE(c.registry->StopSession("test").ok());
   CHECK(c.SessionText() == c.FileText());
+}
+
+TEST_CASE("registry_joins_on_several_threads_exactly_as_on_one") {
+  // 2,000 commands over 16 subsystems (and cids reused within each), so every shard gets some.
+  auto identity = [](int i) {
+    return CommandId{.nqn = "nqn.2024-01.io.ntprof:subsystem-" + std::to_string(i % 16),
+                     .cid = static_cast<uint32_t>(i % 32),
+                     .slba = static_cast<uint64_t>(i) * 8};
+  };
+  std::string one_thread_text;
+  for (size_t threads : {size_t{1}, size_t{3}}) {
+    CAPTURE(threads);
+    Cluster c(2000, threads, identity);
+    c.Start();
+    c.Feed(&c.host, c.host_file);
+    c.Feed(&c.target, c.target_file);
+    const v1::ListSessionsReply list = c.registry->List();
+    CHECK(list.sessions(0).matched() == 2000);
+    CHECK(list.sessions(0).host_only() == 0);
+    CHECK(list.sessions(0).target_only() == 0);
+    CHECK(c.metrics.Get(Counter::kJoinMatched) == 2000);
+    REQUIRE(c.registry->StopSession("test").ok());
+    const std::string text = c.SessionText();
+    CHECK(text == c.FileText());
+    if (threads == 1) one_thread_text = text;
+    CHECK(text == one_thread_text);
+  }
 }
 
 TEST_CASE("registry_discards_replayed_messages_by_sequence") {
