@@ -1,49 +1,101 @@
 #!/usr/bin/env python3
-"""Checks one I/O class of spdk_pair_test.sh (real nvmf_tgt + perf, both recorded by ntprofd).
+"""Checks one I/O class of a real SPDK run (nvmf_tgt recorded by ntprofd, with its host).
 
 usage: check_spdk_run.py REPORT.json BYTES DELAY_US [--storage-above FRACTION]
-REPORT: `ntprofctl report host.ntp target.ntp -o json --slowest 100000`.
-Storage must be within 10 % of DELAY_US; with --storage-above, within [DELAY_US, DELAY_US x
-(1 + FRACTION)] (an emulated machine adds its overhead to the delay, it never takes any away).
+       check_spdk_run.py REPORT.json BYTES DELAY_US --rise-over BASE.json BASE_US
+REPORT: `ntprofctl report host.ntp target.ntp -o json --slowest 100000`, recorded with the delay
+bdev at DELAY_US. Every report must have every command matched (after the session's edges), no
+negative stage, the I/O size as bytes, status 0 and only the I/O group. Storage (its p50):
+  default           within 10 % of DELAY_US;
+  --storage-above   within [DELAY_US, DELAY_US x (1 + FRACTION)] (an emulated machine adds its
+                    overhead to the delay, it never takes any away);
+  --rise-over       BASE was recorded the same way with the delay bdev at BASE_US: storage must
+                    rise from BASE to REPORT by DELAY_US - BASE_US within 10 % of that difference
+                    (what the bdev below the delay spends, e.g. the malloc bdev's copy, is in both
+                    and cancels), and neither p50 may lie below its delay (the delay bdev never
+                    completes early; less 0.1 %: SPDK converts microseconds to whole ticks per
+                    microsecond).
 """
 import json
 import sys
 
-report = json.load(open(sys.argv[1]))
-nbytes, delay_us = int(sys.argv[2]), float(sys.argv[3])
-above = float(sys.argv[5]) if len(sys.argv) > 5 and sys.argv[4] == "--storage-above" else None
-low, high = (delay_us, delay_us * (1 + above)) if above is not None else (delay_us * 0.9, delay_us * 1.1)
+path, nbytes, delay_us = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+mode = sys.argv[4] if len(sys.argv) > 4 else None
 failures = []
 
 
 def check(ok, what):
     if not ok:
-        failures.append(f"{sys.argv[1]}: {what}")
+        failures.append(what)
 
 
-r = report["records"]
-check(r["matched"] > 50, f"only {r['matched']} commands matched: {r}")
-check(r["host_only"] == 0 and r["target_only"] == 0 and r["incomplete"] == 0,
-      f"halves left unmatched (not at the session's edges) or incomplete: {r}")
-groups = report["groups"]
-check(len(groups) == 1, f"groups {[g['name'] for g in groups]}: one I/O class expected, no admin/fabrics")
-for g in groups:
-    stages = {s["id"]: s for s in g["stages"]}
-    for s in g["stages"] + g.get("components", []):
-        check(s["negative_n"] == 0, f"{g['name']} {s['id']}: {s['negative_n']} negative")
-    storage = stages.get("storage")
-    check(storage is not None and low <= storage["p50_us"] <= high,
-          f"{g['name']}: storage p50 {storage and storage['p50_us']} us, outside [{low:.0f}, {high:.0f}] us "
+def storage_p25(report):
+    """The 25th percentile of storage over the report's commands (all of them with --slowest 100000)."""
+    values = sorted(c["stages"]["storage"] for c in report["slowest"] if "storage" in c["stages"])
+    return values[len(values) // 4] if values else 0.0
+
+
+def storage_p50(report_path, report):
+    """Checks a report's structure; its one group's storage p50 (None when it has none)."""
+    r = report["records"]
+    check(r["matched"] > 50, f"{report_path}: only {r['matched']} commands matched: {r}")
+    # A half without a partner before the other agent's first matched command or after its last
+    # lies at the session's edges (e.g. perf's first commands, before the host agent found perf):
+    # no loss. One in between is.
+    check(r["host_only"] == r["host_only_at_edges"] and r["target_only"] == r["target_only_at_edges"]
+          and r["incomplete"] == 0,
+          f"{report_path}: halves left unmatched (not at the session's edges) or incomplete: {r}")
+    groups = report["groups"]
+    check(len(groups) == 1,
+          f"{report_path}: groups {[g['name'] for g in groups]}: one I/O class expected, no admin/fabrics")
+    storage = None
+    for g in groups:
+        stages = {s["id"]: s for s in g["stages"]}
+        for s in g["stages"] + g.get("components", []):
+            check(s["negative_n"] == 0, f"{report_path}: {g['name']} {s['id']}: {s['negative_n']} negative")
+        check(g["bytes"] == nbytes, f"{report_path}: {g['name']}: {g['bytes']} bytes, perf ran {nbytes}")
+        for sid in ("host_driver", "network", "target_driver", "storage", "end_to_end"):
+            check(sid in stages, f"{report_path}: {g['name']}: no {sid} stage")
+        if "storage" in stages:
+            storage = stages["storage"]["p50_us"]
+    for c in report["slowest"]:
+        check(c["bytes"] == nbytes and c["qid"] != 0 and c["target"], f"{report_path}: command {c}")
+    check(not any("negative" in n for n in report["notes"]), f"{report_path}: notes: {report['notes']}")
+    return storage
+
+
+report = json.load(open(path))
+storage = storage_p50(path, report)
+name = report["groups"][0]["name"] if report["groups"] else "?"
+matched = report["records"]["matched"]
+if mode == "--rise-over":
+    base_path, base_us = sys.argv[5], float(sys.argv[6])
+    base_report = json.load(open(base_path))
+    base_storage = storage_p50(base_path, base_report)
+    step = delay_us - base_us
+    if storage is not None and base_storage is not None:
+        rise = storage - base_storage
+        # A machine busy beside the two polling processes delays the reactor, and so the delay
+        # bdev's poller, by whole scheduler slices, which only ever adds time: the lower quartile
+        # and the load average say whether that is what moved the median.
+        check(abs(rise - step) <= 0.1 * step,
+              f"{name}: storage p50 rose {rise:.0f} us ({base_storage:.0f} -> {storage:.0f}) when the delay "
+              f"bdev went from {base_us:.0f} to {delay_us:.0f} us; {step:.0f} +- {0.1 * step:.0f} expected "
+              f"(p25 {storage_p25(base_report):.0f} -> {storage_p25(report):.0f} us; load average "
+              f"{open('/proc/loadavg').read().split()[0]})")
+        for p50, d in ((base_storage, base_us), (storage, delay_us)):
+            check(p50 >= 0.999 * d, f"{name}: storage p50 {p50:.0f} us, below the delay bdev's {d:.0f} us")
+    summary = (f"{name}: {base_report['records']['matched']} + {matched} matched, storage p50 "
+               f"{base_storage or 0:.0f} us at {base_us:.0f} us, {storage or 0:.0f} us at {delay_us:.0f} us: "
+               f"rose {(storage or 0) - (base_storage or 0):.0f} us for +{step:.0f} us")
+else:
+    above = float(sys.argv[5]) if mode == "--storage-above" else None
+    low, high = (delay_us, delay_us * (1 + above)) if above is not None else (delay_us * 0.9, delay_us * 1.1)
+    check(storage is not None and low <= storage <= high,
+          f"{path}: {name}: storage p50 {storage} us, outside [{low:.0f}, {high:.0f}] us "
           f"for a {delay_us:.0f} us delay bdev")
-    check(g["bytes"] == nbytes, f"{g['name']}: {g['bytes']} bytes, perf ran {nbytes}")
-    for sid in ("host_driver", "network", "target_driver", "storage", "end_to_end"):
-        check(sid in stages, f"{g['name']}: no {sid} stage")
-for c in report["slowest"]:
-    check(c["bytes"] == nbytes and c["qid"] != 0 and c["target"], f"command {c}")
-check(not any("negative" in n for n in report["notes"]), f"notes: {report['notes']}")
+    summary = f"{name}: {matched} matched, storage p50 {storage or 0:.0f} us for a {delay_us:.0f} us delay bdev"
 if failures:
     print("\n".join(failures[:20]))
     sys.exit(1)
-g = groups[0]
-print(f"{g['name']}: {r['matched']} matched, storage p50 "
-      f"{next(s for s in g['stages'] if s['id'] == 'storage')['p50_us']:.0f} us for a {delay_us:.0f} us delay bdev")
+print(summary)
