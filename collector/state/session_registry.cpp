@@ -725,22 +725,15 @@ void SessionRegistry::ReloadIntoFleet(Session* session) {
   // Arrival now: halves of a running session wait one window for the other half, which the agent
   // may still replay.
   const int64_t now = Now();
-  google::protobuf::RepeatedPtrField<v1::Record> chunk;
-  auto join_chunk = [&] {
-    options_.fleet->WaitForRoom();
-    Join(session, &chunk, now);
-    chunk.Clear();
-  };
   absl::Status st = ForEachStoredRecord(paths, [&](v1::Record r) {
-    *chunk.Add() = std::move(r);
+    // One record at a time, joined on this thread: at most one row per wait, so even a small
+    // queue is not overrun by the reload itself.
+    options_.fleet->WaitForRoom();
+    const size_t shard = shards_->ShardOf(r);
+    shards_->WithShard(shard, [&] { session->joins[shard]->Add(std::move(r), now); });
     ++records;
-    if (chunk.size() == 1024) join_chunk();
   });
-  join_chunk();
-  // Every reloaded record joined (ForEachJoin runs the queues) before the flag goes down.
-  ForEachJoin(*session, [running = session->running()](LiveJoin& join) {
-    if (!running) join.Flush();
-  });
+  if (!session->running()) ForEachJoin(*session, [](LiveJoin& join) { join.Flush(); });
   session->fleet_reloading = false;
   if (!st.ok()) {
     spdlog::error("session {}: reloading its files into ClickHouse stopped: {}",

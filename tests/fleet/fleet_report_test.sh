@@ -15,7 +15,8 @@ start_sharded_store "$collector" || exit 1
 
 start_collector c1 --metrics-listen "" --join-window 3 --clickhouse "${CH_URL[1]}" || exit 1
 s1=$COLLECTOR_SOCK
-start_collector c2 --metrics-listen "" --join-window 3 --clickhouse "${CH_URL[2]}" || exit 1
+# Collector 2 joins on 2 threads: its rows must be the same as one thread's would be.
+start_collector c2 --metrics-listen "" --join-window 3 --clickhouse "${CH_URL[2]}" --join-threads 2 || exit 1
 s2=$COLLECTOR_SOCK
 start_agents "$s1" fleet 1 600 2 || exit 1
 start_agents "$s2" fleet 2 400 2 || exit 1

@@ -13,7 +13,8 @@ source "$here/clickhouse_servers.sh"
 
 start_clickhouse_shards 1 || exit 1
 ok "clickhouse-server $(chq 1 'SELECT version()')"
-args=(--metrics-listen "" --join-window 3 --clickhouse "${CH_URL[1]}" --clickhouse-batch 200)
+# On 2 join threads: the reload and the rows' tickets come from a thread other than the receiving one.
+args=(--metrics-listen "" --join-window 3 --clickhouse "${CH_URL[1]}" --clickhouse-batch 200 --join-threads 2)
 start_collector c "${args[@]}" || exit 1
 sock=$COLLECTOR_SOCK
 start_agents "$sock" restart 1 3000 8 || exit 1

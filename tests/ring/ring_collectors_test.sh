@@ -38,9 +38,11 @@ members() {  # N...: the ring file and every collector's peers file
   for i in "$@"; do addr "$i" >>"$work/ring"; done
   for i in "$@"; do grep -v "^$(addr "$i")\$" "$work/ring" >"$work/peers$i"; done
 }
-start_collector() {  # N
+start_collector() {  # N: collector 2 joins on 2 threads (its subsystems divided among them)
+  local threads=1
+  [ "$1" = 2 ] && threads=2
   "$collector" --listen "$(addr "$1")" --data-dir "$work/data$1" --metrics-listen "" \
-      --peers-file "$work/peers$1" >>"$work/c$1.log" 2>&1 &
+      --peers-file "$work/peers$1" --join-threads $threads >>"$work/c$1.log" 2>&1 &
   cpid[$1]=$!
   for _ in $(seq 100); do
     ctl_at $1 status >/dev/null 2>&1 && return
