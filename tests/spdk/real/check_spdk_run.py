@@ -1,11 +1,15 @@
 #!/usr/bin/env python3
 """Checks one I/O class of a real SPDK run (nvmf_tgt recorded by ntprofd, with its host).
 
-usage: check_spdk_run.py REPORT.json BYTES DELAY_US [--storage-above FRACTION]
+usage: check_spdk_run.py REPORT.json BYTES DELAY_US [--storage-above FRACTION] [--class OP]
        check_spdk_run.py REPORT.json BYTES DELAY_US --rise-over BASE.json BASE_US
 REPORT: `ntprofctl report host.ntp target.ntp -o json --slowest 100000`, recorded with the delay
 bdev at DELAY_US. Every report must have every command matched (after the session's edges), no
-negative stage, the I/O size as bytes, status 0 and only the I/O group. Storage (its p50):
+negative stage, the I/O size as bytes, status 0 and only the I/O group; with --class OP (read or
+write), the run's class is that group, and the others may only be reads: a kernel host's own I/O
+(under systemd, udev has blkid probe a namespace each time a writer closes it, as fio does after
+setting up a write job and at its end; reads of various sizes near the namespace's end), never an
+admin or fabrics command. Storage (its p50):
   default           within 10 % of DELAY_US;
   --storage-above   within [DELAY_US, DELAY_US x (1 + FRACTION)] (an emulated machine adds its
                     overhead to the delay, it never takes any away);
@@ -19,8 +23,14 @@ negative stage, the I/O size as bytes, status 0 and only the I/O group. Storage 
 import json
 import sys
 
-path, nbytes, delay_us = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-mode = sys.argv[4] if len(sys.argv) > 4 else None
+args = sys.argv[1:]
+class_op = None
+if "--class" in args:
+    i = args.index("--class")
+    class_op = args[i + 1]
+    del args[i:i + 2]
+path, nbytes, delay_us = args[0], int(args[1]), float(args[2])
+mode = args[3] if len(args) > 3 else None
 failures = []
 
 
@@ -35,8 +45,12 @@ def storage_p25(report):
     return values[len(values) // 4] if values else 0.0
 
 
+def is_class(op, size):
+    return class_op is None or (op == class_op and size == nbytes)
+
+
 def storage_p50(report_path, report):
-    """Checks a report's structure; its one group's storage p50 (None when it has none)."""
+    """Checks a report's structure; the class group's storage p50 (None when it has none)."""
     r = report["records"]
     check(r["matched"] > 50, f"{report_path}: only {r['matched']} commands matched: {r}")
     # A half without a partner before the other agent's first matched command or after its last
@@ -46,30 +60,35 @@ def storage_p50(report_path, report):
           and r["incomplete"] == 0,
           f"{report_path}: halves left unmatched (not at the session's edges) or incomplete: {r}")
     groups = report["groups"]
-    check(len(groups) == 1,
-          f"{report_path}: groups {[g['name'] for g in groups]}: one I/O class expected, no admin/fabrics")
-    storage = None
+    ours = [g for g in groups if is_class(g["op"], g["bytes"])]
+    check(len(groups) == 1 if class_op is None else
+          len(ours) == 1 and all(g["op"] == "read" for g in groups if g not in ours),
+          f"{report_path}: groups {[g['name'] for g in groups]}: one I/O class expected"
+          f"{' (and reads)' if class_op else ''}, no admin/fabrics")
     for g in groups:
-        stages = {s["id"]: s for s in g["stages"]}
         for s in g["stages"] + g.get("components", []):
             check(s["negative_n"] == 0, f"{report_path}: {g['name']} {s['id']}: {s['negative_n']} negative")
+    storage = None
+    for g in ours:
+        stages = {s["id"]: s for s in g["stages"]}
         check(g["bytes"] == nbytes, f"{report_path}: {g['name']}: {g['bytes']} bytes, perf ran {nbytes}")
         for sid in ("host_driver", "network", "target_driver", "storage", "end_to_end"):
             check(sid in stages, f"{report_path}: {g['name']}: no {sid} stage")
         if "storage" in stages:
             storage = stages["storage"]["p50_us"]
     for c in report["slowest"]:
-        check(c["bytes"] == nbytes and c["qid"] != 0 and c["target"], f"{report_path}: command {c}")
+        check((c["bytes"] == nbytes or not is_class(c["op"], c["bytes"])) and c["qid"] != 0 and c["target"],
+              f"{report_path}: command {c}")
     check(not any("negative" in n for n in report["notes"]), f"{report_path}: notes: {report['notes']}")
     return storage
 
 
 report = json.load(open(path))
 storage = storage_p50(path, report)
-name = report["groups"][0]["name"] if report["groups"] else "?"
+name = next((g["name"] for g in report["groups"] if is_class(g["op"], g["bytes"])), "?")
 matched = report["records"]["matched"]
 if mode == "--rise-over":
-    base_path, base_us = sys.argv[5], float(sys.argv[6])
+    base_path, base_us = args[4], float(args[5])
     base_report = json.load(open(base_path))
     base_storage = storage_p50(base_path, base_report)
     step = delay_us - base_us
@@ -89,7 +108,7 @@ if mode == "--rise-over":
                f"{base_storage or 0:.0f} us at {base_us:.0f} us, {storage or 0:.0f} us at {delay_us:.0f} us: "
                f"rose {(storage or 0) - (base_storage or 0):.0f} us for +{step:.0f} us")
 else:
-    above = float(sys.argv[5]) if mode == "--storage-above" else None
+    above = float(args[4]) if mode == "--storage-above" else None
     low, high = (delay_us, delay_us * (1 + above)) if above is not None else (delay_us * 0.9, delay_us * 1.1)
     check(storage is not None and low <= storage <= high,
           f"{path}: {name}: storage p50 {storage} us, outside [{low:.0f}, {high:.0f}] us "
