@@ -36,11 +36,12 @@ ctest --test-dir "$build" --output-on-failure -j2 --timeout 300
 
 # Real SPDK (v23.01.1 with deploy/spdk/v23.01.1/ntprof-probes.patch): built once per (tarball,
 # patches, build script) into a cache outside the clone (only nvmf_tgt, perf and the libraries they
-# link: about 2.5 minutes cold on 2 cores), then nvmf_tgt + perf recorded by ntprofd (about
-# 1.5 minutes), and the test bed's mixed pair runs it in a VM. Whenever the tarball is found:
-# NTPROF_SPDK=build (the default) builds it when it is not cached; auto runs the SPDK tests only
-# when a build is cached; skip never. The tarball: $NTPROF_SPDK_TARBALL, else the first
-# spdk-23.01.1.tar.xz found up to two folders deep beside the clone or beside its parent.
+# link: about 2.5 minutes cold on 2 cores), then nvmf_tgt + perf recorded by ntprofd (about a
+# minute), and the test bed's mixed pair runs it in a VM (about 4 minutes more of the bed's).
+# Whenever the tarball is found: NTPROF_SPDK=build (the default) builds it when it is not cached;
+# auto runs the SPDK tests only when a build is cached; skip never. The tarball:
+# $NTPROF_SPDK_TARBALL, else the first spdk-23.01.1.tar.xz found up to two folders deep beside the
+# clone or beside its parent.
 spdk_mode=${NTPROF_SPDK:-build}
 spdk_cache=${NTPROF_SPDK_CACHE:-/var/cache/ntprof-spdk}
 # (find, not ls: a pattern that matches nothing must not end this set -e script)
