@@ -12,6 +12,8 @@ packages=(
   # control plane and libraries
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libabsl-dev libssl-dev openssl
   libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
+  # the collector's allocator: its join threads free what the receiving thread allocated
+  libjemalloc-dev
   # USDT (probe contract) and tests
   systemtap-sdt-dev catch2 libclang-rt-14-dev
   # Prometheus: promtool checks the collector's /metrics exposition and the shipped rules, the

@@ -7,7 +7,7 @@
 #     CollectorRing (spool and link per collector, records to their subsystem's owner), offer more
 #     than the collectors take for SECONDS and are timed until every collector acked everything
 #     and until every record is a row (joined: one row for two records) after FINAL;
-#  3. when ntprof-collector has --join-threads: one collector with 1 and with 2 join threads;
+#  3. one collector with 1 and with 2 join threads (--join-threads);
 #  4. one ClickHouse server alone: the rows of 1-2 inserted again in the collector's batches.
 # Then what one row costs on disk (system.parts) and a report from ClickHouse.
 #   fleet_bench.sh NTPROFCTL NTPROF_COLLECTOR FLEET_AGENT RING_FLEET [COMMANDS [SECONDS [SUBSYSTEMS]]]
@@ -110,16 +110,14 @@ row "2 collectors, a ring: all acked" "$r2_sent" "$r2_ack" "$base_ack"
 row "2 collectors, a ring: every record a row" "$r2_sent" "$r2_rows" "$base_rows"
 
 echo "== 3. join threads"
-if "$collector" --help 2>&1 | grep -q -- --join-threads; then
-  read -r j1_sent _ j1_rows < <(ring join1 1 --join-threads 1)
-  read -r j2_sent _ j2_rows < <(ring join2 1 --join-threads 2)
-  j_base=$(rate "$j1_sent" "$j1_rows")
-  printf '%-44s %8s %10s %7s\n' "" "seconds" "records/s" "ratio"
-  row "1 collector, 1 join thread: every row" "$j1_sent" "$j1_rows" "$j_base"
-  row "1 collector, 2 join threads: every row" "$j2_sent" "$j2_rows" "$j_base"
-else
-  echo "ntprof-collector has no --join-threads: not measured"
-fi
+read -r j1_sent j1_ack j1_rows < <(ring join1 1 --join-threads 1)
+read -r j2_sent j2_ack j2_rows < <(ring join2 1 --join-threads 2)
+j_ack=$(rate "$j1_sent" "$j1_ack") j_rows=$(rate "$j1_sent" "$j1_rows")
+printf '%-44s %8s %10s %7s\n' "" "seconds" "records/s" "ratio"
+row "1 collector, 1 join thread: all acked" "$j1_sent" "$j1_ack" "$j_ack"
+row "1 collector, 2 join threads: all acked" "$j2_sent" "$j2_ack" "$j_ack"
+row "1 collector, 1 join thread: every row" "$j1_sent" "$j1_rows" "$j_rows"
+row "1 collector, 2 join threads: every row" "$j2_sent" "$j2_rows" "$j_rows"
 
 echo "== 4. one ClickHouse shard alone: every row above inserted again over HTTP, in batches of 10,000"
 echo "   (the collector's --clickhouse-batch), one insert at a time, into a copy of the table"
