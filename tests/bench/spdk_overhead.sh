@@ -38,25 +38,10 @@ mkdir -p "$out"
 nqn=nqn.2016-06.io.spdk:ntprof-bench
 export LD_LIBRARY_PATH=$spdk/build/lib
 log() { echo "[spdk-overhead +$SECONDS s] $*" >&2; }
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
+trap stop_started_processes EXIT
 
-rpc() { python3 "$spdk/scripts/rpc.py" -s "$out/spdk.sock" >/dev/null; }  # the calls: one a line on stdin
 log "nvmf_tgt on core 0, delay bdev ${delay_us} us; results in $out"
-"$spdk/build/bin/nvmf_tgt" -m 0x1 -s 1024 --no-pci --iova-mode va -r "$out/spdk.sock" \
-  --env-context="--no-huge --legacy-mem" >"$out/nvmf_tgt.log" 2>&1 &
-tgt_pid=$!
-pids+=("$tgt_pid")
-for _ in $(seq 1 300); do [ -S "$out/spdk.sock" ] && break; sleep 0.1; done
-queue_rpc() { printf '%q ' "$@" >>"$out/setup.rpc"; echo >>"$out/setup.rpc"; }
-: >"$out/setup.rpc"
-configure_delay_target queue_rpc 256 "$delay_us" "$nqn" NTPROFBENCH1 127.0.0.1 4421
-rpc <"$out/setup.rpc"
+start_local_delay_target "$spdk" "$out" 256 "$delay_us" "$nqn" NTPROFBENCH1 4421
 perf() {  # NAME PERF-ARGS...
   local name=$1; shift
   SPDK_PERF_NO_HUGE=1 "$spdk/build/examples/perf" -c 0x2 -s 512 "$@" \

@@ -1,6 +1,7 @@
 # Sourced by the SPDK scripts: configures a running nvmf_tgt as the tests' target, an NVMe/TCP
 # subsystem whose one namespace is a malloc bdev behind a delay bdev of a known latency (every I/O,
 # reads and writes: average = p99). In-capsule data up to 4 KiB, so larger writes go through R2T.
+# Also starts that target on this machine, and stops what a script started when it exits.
 #
 #   configure_delay_target RPC MALLOC_MB DELAY_US NQN SERIAL ADDRESS PORT
 # RPC: the caller's function that runs one scripts/rpc.py call against its nvmf_tgt.
@@ -13,4 +14,30 @@ configure_delay_target() {
   $rpc nvmf_create_subsystem "$nqn" -a -s "$serial"
   $rpc nvmf_subsystem_add_ns "$nqn" Delay0
   $rpc nvmf_subsystem_add_listener "$nqn" -t tcp -a "$address" -s "$port"
+}
+
+# The processes a script started (PIDs in pids): `trap stop_started_processes EXIT` stops them,
+# SIGINT first (an agent finishes its file), SIGKILL a second later.
+pids=()
+stop_started_processes() {
+  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+  sleep 1
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
+}
+
+#   start_local_delay_target SPDK_TREE OUT_DIR MALLOC_MB DELAY_US NQN SERIAL PORT
+# nvmf_tgt on core 0 of this machine (no hugepages, no PCI; its log OUT_DIR/nvmf_tgt.log, its RPC
+# socket OUT_DIR/spdk.sock), configured as above on 127.0.0.1:PORT in one rpc.py run (each rpc.py
+# takes 1-2 s to start beside a polling reactor). Sets tgt_pid and adds it to pids.
+start_local_delay_target() {
+  local spdk=$1 out=$2 malloc_mb=$3 delay_us=$4 nqn=$5 serial=$6 port=$7
+  "$spdk/build/bin/nvmf_tgt" -m 0x1 -s 1024 --no-pci --iova-mode va -r "$out/spdk.sock" \
+    --env-context="--no-huge --legacy-mem" >"$out/nvmf_tgt.log" 2>&1 &
+  tgt_pid=$!
+  pids+=("$tgt_pid")
+  for _ in $(seq 1 300); do [ -S "$out/spdk.sock" ] && break; sleep 0.1; done
+  : >"$out/setup.rpc"
+  queue_rpc() { printf '%q ' "$@" >>"$out/setup.rpc"; echo >>"$out/setup.rpc"; }
+  configure_delay_target queue_rpc "$malloc_mb" "$delay_us" "$nqn" "$serial" 127.0.0.1 "$port"
+  python3 "$spdk/scripts/rpc.py" -s "$out/spdk.sock" >/dev/null <"$out/setup.rpc"
 }

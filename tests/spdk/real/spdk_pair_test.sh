@@ -40,26 +40,11 @@ nqn=nqn.2016-06.io.spdk:ntprof-test
 export LD_LIBRARY_PATH=$spdk/build/lib
 log() { echo "[spdk-pair +$SECONDS s] $*"; }
 mkdir -p "$out"
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-  sleep 1
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-}
-trap cleanup EXIT
+trap stop_started_processes EXIT
 
 rpc() { python3 "$spdk/scripts/rpc.py" -s "$out/spdk.sock" >/dev/null; }  # the calls: one a line on stdin
 log "nvmf_tgt on core 0 (no hugepages), delay bdev at 0 us for the prefill"
-"$spdk/build/bin/nvmf_tgt" -m 0x1 -s 1024 --no-pci --iova-mode va -r "$out/spdk.sock" \
-  --env-context="--no-huge --legacy-mem" >"$out/nvmf_tgt.log" 2>&1 &
-tgt_pid=$!
-pids+=("$tgt_pid")
-for _ in $(seq 1 300); do [ -S "$out/spdk.sock" ] && break; sleep 0.1; done
-# its RPCs in one rpc.py (each rpc.py takes 1-2 s to start beside a polling reactor)
-queue_rpc() { printf '%q ' "$@" >>"$out/setup.rpc"; echo >>"$out/setup.rpc"; }
-: >"$out/setup.rpc"
-configure_delay_target queue_rpc "$malloc_mb" 0 "$nqn" NTPROF0001 127.0.0.1 4420
-rpc <"$out/setup.rpc"
+start_local_delay_target "$spdk" "$out" "$malloc_mb" 0 "$nqn" NTPROF0001 4420
 set_delay() {  # US: every read and write (average and p99) of the delay bdev, in one rpc.py
   printf 'bdev_delay_update_latency Delay0 %s %s\n' avg_read "$1" p99_read "$1" avg_write "$1" p99_write "$1" | rpc
 }
