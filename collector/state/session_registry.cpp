@@ -334,7 +334,7 @@ absl::StatusOr<v1::Ack> SessionRegistry::Ingest(AgentChannel* channel, v1::Agent
     return ack;
   }
   const uint64_t seq = message.seq();
-  if (auto st = Store(agent, &message); !st.ok()) {
+  if (auto st = Store(agent, message); !st.ok()) {
     // Not held: no ack past it, the agent replays it after a reconnect.
     metrics_->Add(Counter::kStoreErrors);
     return st;
@@ -346,8 +346,7 @@ absl::StatusOr<v1::Ack> SessionRegistry::Ingest(AgentChannel* channel, v1::Agent
 
 // Returns an error only when the disk failed (worth a replay); unusable input is counted and
 // dropped so that it never blocks the stream.
-absl::Status SessionRegistry::Store(const Agent& agent, v1::AgentMessage* message_in) {
-  v1::AgentMessage& message = *message_in;
+absl::Status SessionRegistry::Store(const Agent& agent, v1::AgentMessage& message) {
   const std::string& name = message.has_opened()   ? message.opened().header().session()
                             : message.has_batch()  ? message.batch().session()
                             : message.has_closed() ? message.closed().session()
@@ -450,9 +449,12 @@ JoinStats SessionRegistry::JoinStatsOf(const Session& session) const {
   return total;
 }
 
-size_t SessionRegistry::JoinPending(const Session& session) const {
+size_t SessionRegistry::ExpireJoins(const Session& session, int64_t now) const {
   size_t pending = 0;
-  ForEachJoin(session, [&](LiveJoin& join) { pending += join.pending(); });
+  ForEachJoin(session, [&](LiveJoin& join) {
+    join.Expire(now);
+    pending += join.pending();
+  });
   return pending;
 }
 
@@ -684,14 +686,14 @@ void SessionRegistry::Tick() {
   size_t pending = 0, running = 0;
   for (auto& [name, session] : sessions_) {
     if (!session->running()) continue;
-    ForEachJoin(*session, [now](LiveJoin& join) { join.Expire(now); });
+    const size_t session_pending = ExpireJoins(*session, now);
     const uint64_t end_ns =
         session->info.start_wall_ns() + uint64_t{session->info.duration_s()} * 1'000'000'000;
     if (session->info.duration_s() != 0 && static_cast<uint64_t>(now) >= end_ns) {
       StopLocked(session.get());
       continue;
     }
-    pending += JoinPending(*session);
+    pending += session_pending;
     ++running;
   }
   if (options_.fleet) TickFleet(now);
@@ -749,11 +751,7 @@ void SessionRegistry::TickFleet(int64_t now) {
   for (auto& [name, session] : sessions_) {
     if (session->running() || !session->fleet_pending) continue;
     // Agents' last batches may follow the stop: the join keeps pairing them for a window.
-    size_t pending = 0;
-    ForEachJoin(*session, [&](LiveJoin& join) {
-      join.Expire(now);
-      pending += join.pending();
-    });
+    const size_t pending = ExpireJoins(*session, now);
     const int64_t quiet_since =
         static_cast<int64_t>(session->info.stop_wall_ns()) + options_.join.window_ns;
     if (now < quiet_since || pending != 0 || delivered < session->fleet_last_ticket) continue;

@@ -98,14 +98,16 @@ class SessionRegistry {
   void Join(Session* session, google::protobuf::RepeatedPtrField<v1::Record>* records, int64_t now);
   void ForEachJoin(const Session& session, const std::function<void(LiveJoin&)>& fn) const;
   JoinStats JoinStatsOf(const Session& session) const;
-  size_t JoinPending(const Session& session) const;
+  // Expires the session's joins (halves older than the window leave); what still waits.
+  size_t ExpireJoins(const Session& session, int64_t now) const;
   // The session owes rows to ClickHouse from now on: its marker makes a restart reload it.
   absl::Status OweFleetRows(Session* session);
   // Feeds a session's stored records through its join again, for the fleet store only.
   void ReloadIntoFleet(Session* session);
   void TickFleet(int64_t now);
   void RecordFailure(Session* session, const Agent& agent, const std::string& why);
-  absl::Status Store(const Agent& agent, v1::AgentMessage* message);
+  // Moves the message's records into the session's file and join.
+  absl::Status Store(const Agent& agent, v1::AgentMessage& message);
   absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
   void RememberLost(const AgentKey& agent, const v1::SequenceGap& gap);
   absl::Status RememberDropped(const AgentKey& agent, uint64_t seq);
