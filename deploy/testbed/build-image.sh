@@ -104,10 +104,12 @@ PKGS="$PKGS libaio1 libbsd0 libfdt1 libnl-3-200 libnl-route-3-200 libnuma1 libuu
 PKGS="$PKGS libbpf1 libelf1 zlib1g libgrpc++1.51 libgrpc29 libprotobuf32 libspdlog1.10 libfmt9
       libabsl20220623 libstdc++6 libcap2 libssl3 libc-ares2 libre2-9"
 # ... and whatever the binaries that are already built actually link
-libs_of() {
-  ldd "$1" 2>/dev/null | awk '$2=="=>" && $3 ~ /^\// {print $3}' | while read -r l; do
-    dpkg -S "$(readlink -f "$l")" 2>/dev/null || dpkg -S "$l" 2>/dev/null
-  done | cut -d: -f1 | sort -u
+libs_of() {  # one dpkg -S for all of a binary's libraries (one per library took ~30 s a binary)
+  local paths=() l
+  while read -r l; do paths+=("$l" "$(readlink -f "$l")"); done \
+    < <(ldd "$1" 2>/dev/null | awk '$2=="=>" && $3 ~ /^\// {print $3}')
+  [ ${#paths[@]} -gt 0 ] || return 0
+  { dpkg -S "${paths[@]}" 2>/dev/null || true; } | cut -d: -f1 | tr -d ' ' | tr ',' '\n' | sort -u
 }
 for b in "$BUILD_DIR"/daemon/ntprofd "$BUILD_DIR"/client/ntprofctl "$BUILD_DIR"/collector/ntprof-collector; do
   [ -x "$b" ] || continue
