@@ -115,6 +115,17 @@ def configuration(args, transport, dev, rate, share, ntprofctl):
     return runs
 
 
+def prepare_bed(transports):
+    """The running bed's share folder and the host's device per transport, with the guest half of
+    the benchmarks copied in and no agent left from an earlier, interrupted run."""
+    env = dict(line.split("=", 1) for line in tb("env").split() if "=" in line)
+    share = env.get("NTPROF_TB_SHARE", "").strip("'\"")
+    tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"))
+    for role in ROLES:
+        guest(role, "stop")
+    return share, {t: tb("dev", "--transport", t).strip() for t in transports}
+
+
 def median_ci(values, resamples=4000):
     """Median and a bootstrap 95 % confidence interval of the median."""
     rng = random.Random(1)
@@ -229,12 +240,7 @@ def main():
         print(summarize(runs, args))
         return
     ntprofctl = os.path.join(args.build, "client", "ntprofctl")
-    env = dict(line.split("=", 1) for line in tb("env").split() if "=" in line)
-    share = env.get("NTPROF_TB_SHARE", "").strip("'\"")
-    tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"))
-    for role in ROLES:
-        guest(role, "stop")  # a benchmark interrupted earlier may have left an agent
-    devs = {t: tb("dev", "--transport", t).strip() for t in args.transports}
+    share, devs = prepare_bed(args.transports)
     for role in ROLES:
         guest(role, "cpu-log")
     configs = [None] + args.rates

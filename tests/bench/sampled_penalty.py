@@ -30,7 +30,7 @@ import statistics
 import sys
 import time
 
-from agent_overhead import REPO, ROLES, end_to_end_mean_us, guest, median_ci, tb
+from agent_overhead import REPO, end_to_end_mean_us, guest, median_ci, prepare_bed, tb
 
 SALT, OTHER_SALT = 12345, 54321
 CONFIGS = ("off", "1 in 1", "1 in N", "host only")
@@ -117,12 +117,7 @@ def main():
             print(summarize(json.load(f), transports, args.rate))
         return
     ntprofctl = os.path.join(args.build, "client", "ntprofctl")
-    env = dict(line.split("=", 1) for line in tb("env").split() if "=" in line)
-    share = env.get("NTPROF_TB_SHARE", "").strip("'\"")
-    tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"))
-    for role in ROLES:
-        guest(role, "stop")  # a benchmark interrupted earlier may have left an agent
-    devs = {t: tb("dev", "--transport", t).strip() for t in transports}
+    share, devs = prepare_bed(transports)
     runs, total, started = [], args.rounds * len(CONFIGS) * len(transports), time.time()
     for rnd in range(args.rounds):
         for transport in transports:
