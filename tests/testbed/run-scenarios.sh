@@ -118,24 +118,31 @@ side_by_side() {  # docs/measurements.md's table: the same workload over both tr
 # ntprofd probe on the real kernel: every role and transport can attach, and NVMe/TCP takes the
 # send path of its kernel (kernel_sendpage before Linux 6.5, sock_sendmsg from 6.5 on). The output
 # is kept in <share>/out/probe-KERNEL.txt (docs/hooks.md shows it).
-probe_run() {
-  local want=kernel_sendpage vm t f=$out/probe$k.txt
-  case $kernel in 6.1) ;; *) want=sock_sendmsg ;; esac
+probe_vm() {  # VM FILE WANT: VM's plans for both transports into FILE, then its NVMe/TCP send path
+  local vm=$1 f=$2 want=$3 t
   : > "$f"
-  for vm in host target; do
-    for t in tcp rdma; do
-      echo "### $vm, $t (kernel $("$tb" ssh $vm uname -r))" >> "$f"
-      "$tb" ssh $vm "/mnt/host/bin/ntprofd probe --role $vm --transport $t" >> "$f" 2>&1 || {
-        echo "FAIL: ntprofd probe --role $vm --transport $t (see $f)"; return 1; }
-    done
-    "$tb" ssh $vm "/mnt/host/bin/ntprofd probe --role $vm --transport tcp --json" |
-      python3 -c 'import json, sys
+  for t in tcp rdma; do
+    echo "### $vm, $t (kernel $("$tb" ssh $vm uname -r))" >> "$f"
+    "$tb" ssh $vm "/mnt/host/bin/ntprofd probe --role $vm --transport $t" >> "$f" 2>&1 || {
+      echo "FAIL: ntprofd probe --role $vm --transport $t (see $f)"; return 1; }
+  done
+  "$tb" ssh $vm "/mnt/host/bin/ntprofd probe --role $vm --transport tcp --json" |
+    python3 -c 'import json, sys
 plan = json.load(sys.stdin)
 sends = [h["hook"] for h in plan["hooks"] if h["hook"].endswith(("sendpage", "sendmsg")) and h["chosen"]]
 print("'$vm' NVMe/TCP send hooks:", sends)
 sys.exit(0 if plan["ready"] and "'$want'" in sends and not ({"sock_sendmsg", "kernel_sendmsg"} <= set(sends)) else 1)' ||
-      { echo "FAIL: $vm did not take the $want send path"; return 1; }
-  done
+    { echo "FAIL: $vm did not take the $want send path"; return 1; }
+}
+probe_run() {  # both VMs at once (each probe loads BPF under TCG for seconds), host's plans first
+  local want=kernel_sendpage f=$out/probe$k.txt rc=0
+  case $kernel in 6.1) ;; *) want=sock_sendmsg ;; esac
+  probe_vm host "$f.host" $want > "$f.host.out" & local host_probe=$!
+  probe_vm target "$f.target" $want || rc=1
+  wait $host_probe || rc=1
+  cat "$f.host.out"
+  cat "$f.host" "$f.target" > "$f" && rm -f "$f.host" "$f.target" "$f.host.out"
+  return $rc
 }
 
 # probe_run's plans of TRANSPORT (both roles) on this kernel and on the first kernel of the run are
@@ -221,7 +228,7 @@ control_plane_from_deb() {
 }
 
 # the scenarios run in child shells (in_time): they need these
-export -f control_plane_from_deb run_and_check record_classes classes_run set_delay_us delay_run side_by_side probe_run
+export -f control_plane_from_deb run_and_check record_classes classes_run set_delay_us delay_run side_by_side probe_vm probe_run
 export record check tb build repo runtime class_runtime classes delay_base_us
 
 trap '"$tb" down >/dev/null 2>&1' EXIT
