@@ -70,8 +70,9 @@ stop_agent() {  # ROLE: SIGINT finalizes the file
 # one after the other added to every recording.
 [ "$host_only" = 1 ] || start_agent target
 start_agent host
-[ "$host_only" = 1 ] || wait_ready target
-wait_ready host
+# an agent that failed leaves none behind recording into the next run
+[ "$host_only" = 1 ] || wait_ready target || { stop_agent host || true; exit 1; }
+wait_ready host || { [ "$host_only" = 1 ] || stop_agent target || true; exit 1; }
 log "fio ${fio_args[*]} on $dev over $transport for ${runtime}s (sampling 1 in $rate, salt $salt)"
 # options before the first --name are global (fio's rule): several --name=JOB in FIO ARGS share them
 job_name=--name=ntprof
