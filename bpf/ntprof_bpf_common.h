@@ -174,10 +174,30 @@ static __always_inline void ntprof_emit(const struct ntprof_record *rec)
 		ntprof_lose(NTPROF_LOSS_RINGBUF_FULL);
 }
 
+/* Whether a new command may be sampled (0 or 1): the agent turns it on once every hook is attached
+ * and off before it detaches any, so no command is sampled while only some of its hooks would see
+ * it (at the start a stamp missing; at the stop one left over from an earlier command, such as the
+ * last capsule read's time taken as T0). A map rather than a global: the agent writes it after
+ * load with one update, and the verifier inlines the lookup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sampling_switch SEC(".maps");
+
+static __always_inline bool ntprof_sampling_on(void)
+{
+	__u32 zero = 0;
+	__u32 *on = bpf_map_lookup_elem(&sampling_switch, &zero);
+
+	return on && *on;
+}
+
 static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slba, __u32 nlb,
 					      __u16 cid)
 {
-	return ntprof_sampled(opcode, nsid, slba, nlb, cid, salt, sample_rate);
+	return ntprof_sampling_on() && ntprof_sampled(opcode, nsid, slba, nlb, cid, salt, sample_rate);
 }
 
 /* The block device a request is for: the partition/whole-disk bdev the bio was aimed at. */

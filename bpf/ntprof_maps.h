@@ -32,17 +32,12 @@ struct ntprof_host_cid_key {
 	__u16 cid;
 };
 
-/* Target: a command is (submission queue, cid) from its capsule until its response is sent. */
+/* Target: a command is (submission queue, cid) from its capsule until nvmet core names it by
+ * request (NVMe/RDMA's "arrivals" table); the in-flight table is keyed by struct nvmet_req *. */
 struct ntprof_target_key {
 	__u64 sq;  /* struct nvmet_sq * of the queue */
 	__u16 cid;
 	__u16 pad[3];
-};
-
-/* Target in-flight value: the record plus the nvmet_req that carries it through nvmet core. */
-struct ntprof_target_inflight {
-	struct ntprof_record rec;
-	__u64 req; /* struct nvmet_req *, 0 until nvmet_req_init */
 };
 
 /* Target: agent-local subsystem id -> subsystem NQN (filled once per subsystem by BPF). */

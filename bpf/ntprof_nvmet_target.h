@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * ntprof_nvmet_target.h - the nvmet core side of every kernel target transport (target_tcp.bpf.c,
- * target_rdma.bpf.c): the in-flight table keyed by (sq, cid) from the capsule on, the index by
- * struct nvmet_req *, the subsystem ids, and the hooks in nvmet core and the backing block device:
+ * target_rdma.bpf.c): the in-flight table keyed by struct nvmet_req * from nvmet_req_init on, the
+ * subsystem ids, and the hooks in nvmet core and the backing block device:
  *
  *   T1  nvmet_req_init (tracepoint / function)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
@@ -10,14 +10,15 @@
  *   T4  the transport's queue_response entry after T3 (target_queue_response())
  *   drive issue/done: block_rq_issue/complete of the request whose bio carries the nvmet_req
  *
- * Include after ntprof_bpf_common.h. The transport's object creates a command with
- * target_track_capsule() at T0 (or target_track_command() with its T0, at T1) and emits it with
- * its last stamp, and defines
- *   target_command_arrives(req, sq, sqe): at nvmet_req_init, before anything else (NVMe/TCP: T0
- *       and the sampling decision are taken here); sq and sqe may be NULL (then they are req->sq
- *       and req->cmd). false: the command is known not to be sampled, nothing more to do for it;
- *   target_command_bound(req): what it notes of a sampled command once nvmet core names it by
- *       request (NVMe/TCP: the command slot's reply PDU buffers).
+ * Include after ntprof_bpf_common.h. The transport's object defines
+ *   target_command_arrives(req, sq, sqe, rec): at nvmet_req_init, before anything else. true for a
+ *       sampled I/O command, with its record so far in *rec (its identity, T0, flags): NVMe/TCP
+ *       takes the sampling decision here, NVMe/RDMA took it at the capsule's receive completion
+ *       and hands over what it noted since. false: nothing more to do for the command. sq and sqe
+ *       may be NULL (then they are req->sq and req->cmd);
+ *   target_command_bound(req): what it notes of a sampled command once it is in the table
+ *       (NVMe/TCP: the command slot's reply PDU buffers);
+ * and emits the record with its last stamp (target_emit_req()).
  */
 #ifndef NTPROF_NVMET_TARGET_H
 #define NTPROF_NVMET_TARGET_H
@@ -25,24 +26,19 @@
 struct nvmet_req___ntprof;
 struct nvmet_sq___ntprof;
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
-						   struct nvmet_sq___ntprof *sq, const void *sqe);
+						   struct nvmet_sq___ntprof *sq, const void *sqe,
+						   struct ntprof_record *rec);
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req);
 
-/* Sampled commands from capsule to response, keyed by (sq, cid). */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_INFLIGHT);
-	__type(key, struct ntprof_target_key);
-	__type(value, struct ntprof_target_inflight);
-} inflight SEC(".maps");
-
-/* struct nvmet_req * -> key, from nvmet_req_init on: nvmet core names commands by request. */
+/* Sampled commands from nvmet_req_init to their last stamp, keyed by struct nvmet_req *: nvmet
+ * core, the block layer (bio->bi_private) and both transports' reply paths name a command by its
+ * request, so every later hook finds it with one lookup. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, NTPROF_MAX_INFLIGHT);
 	__type(key, __u64);
-	__type(value, struct ntprof_target_key);
-} req_index SEC(".maps");
+	__type(value, struct ntprof_record);
+} inflight SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -68,36 +64,14 @@ struct {
 __u32 next_subsys_id = 0;
 
 
-static __always_inline struct ntprof_target_inflight *target_lookup(__u64 sq, __u16 cid)
-{
-	struct ntprof_target_key k = { .sq = sq, .cid = cid };
-
-	if (ntprof_nothing_sampled_in_flight())
-		return NULL;
-	return bpf_map_lookup_elem(&inflight, &k);
-}
-
-static __always_inline struct ntprof_target_inflight *target_lookup_req(void *req)
+static __always_inline struct ntprof_record *target_lookup_req(void *req)
 {
 	__u64 r = (__u64)req;
-	struct ntprof_target_key *k;
 
 	if (ntprof_nothing_sampled_in_flight())
 		return NULL;
-	k = bpf_map_lookup_elem(&req_index, &r);
-	return k ? bpf_map_lookup_elem(&inflight, k) : NULL;
+	return bpf_map_lookup_elem(&inflight, &r);
 }
-
-static __always_inline void target_forget(struct ntprof_target_inflight *v, __u64 sq, __u16 cid)
-{
-	struct ntprof_target_key k = { .sq = sq, .cid = cid };
-	__u64 req = v->req;
-
-	if (req)
-		bpf_map_delete_elem(&req_index, &req);
-	ntprof_in_flight_delete(&inflight, &k);
-}
-
 
 /* The sampling decision on the SQE at sqe_addr: true, with its fields in *sqe, for a sampled
  * command that is not a fabrics command. */
@@ -107,67 +81,49 @@ static __always_inline bool target_sampled_sqe(const void *sqe_addr, struct ntpr
 	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
 }
 
-/* A sampled command whose capsule arrived at t0 on submission queue sq (struct nvmet_sq *): its
- * in-flight entry. flags: NTPROF_F_INCAPSULE or 0. */
-static __always_inline void target_track_command(__u64 sq, const struct ntprof_sqe *sqe, __u32 flags,
-						 __u8 transport, __u64 t0)
+/* The record of a sampled command whose capsule arrived at t0 on submission queue sq (struct
+ * nvmet_sq *), in *rec. flags: NTPROF_F_INCAPSULE or 0. false for the admin queue, which is not
+ * profiled (the host side skips it too). */
+static __always_inline bool target_new_record(__u64 sq, const struct ntprof_sqe *sqe, __u32 flags,
+					      __u8 transport, __u64 t0, struct ntprof_record *rec)
 {
 	__u16 qid = BPF_CORE_READ((struct nvmet_sq___ntprof *)sq, qid);
 
 	if (!qid)
-		return; /* admin queue: not profiled (the host side skips it too) */
-
-	struct ntprof_target_inflight v = {
-		.rec = {
-			.slba = sqe->slba,
-			.nsid = sqe->nsid,
-			.nlb = sqe->nlb,
-			.bytes = sqe->data_len,
-			.flags = (ntprof_opcode_is_write(sqe->opcode) ? NTPROF_F_WRITE : 0) | flags,
-			.qid = qid,
-			.cid = sqe->cid,
-			.opcode = sqe->opcode,
-			.role = NTPROF_ROLE_TARGET,
-			.transport = transport,
-			.stack = NTPROF_STACK_KERNEL,
-		},
-	};
-	v.rec.stamps[NTPROF_T0_CAPSULE_RECEIVED] = t0;
-	struct ntprof_target_key k = { .sq = sq, .cid = sqe->cid };
-	if (ntprof_in_flight_insert(&inflight, &k, &v))
-		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+		return false;
+	__builtin_memset(rec, 0, sizeof(*rec));
+	rec->slba = sqe->slba;
+	rec->nsid = sqe->nsid;
+	rec->nlb = sqe->nlb;
+	rec->bytes = sqe->data_len;
+	rec->flags = (ntprof_opcode_is_write(sqe->opcode) ? NTPROF_F_WRITE : 0) | flags;
+	rec->qid = qid;
+	rec->cid = sqe->cid;
+	rec->opcode = sqe->opcode;
+	rec->role = NTPROF_ROLE_TARGET;
+	rec->transport = transport;
+	rec->stack = NTPROF_STACK_KERNEL;
+	rec->stamps[NTPROF_T0_CAPSULE_RECEIVED] = t0;
+	return true;
 }
 
-/* T0, now, of a command whose SQE is at sqe_addr on submission queue sq: the sampling decision; a
- * sampled I/O command gets its in-flight entry. flags: NTPROF_F_INCAPSULE or 0. */
-static __always_inline void target_track_capsule(__u64 sq, const void *sqe_addr, __u32 flags,
-						 __u8 transport)
+/* The command carried by req is done with: forget it. */
+static __always_inline void target_forget(void *req)
 {
-	struct ntprof_sqe sqe;
+	__u64 r = (__u64)req;
 
-	if (target_sampled_sqe(sqe_addr, &sqe))
-		target_track_command(sq, &sqe, flags, transport, bpf_ktime_get_ns());
+	ntprof_in_flight_delete(&inflight, &r);
 }
 
 /* The command carried by req is finished: hand its record to user space and forget it. */
 static __always_inline void target_emit_req(void *req)
 {
-	__u64 r = (__u64)req;
-	struct ntprof_target_key *k;
-	struct ntprof_target_key key;
-	struct ntprof_target_inflight *v;
+	struct ntprof_record *v = target_lookup_req(req);
 
-	if (ntprof_nothing_sampled_in_flight())
+	if (!v)
 		return;
-	k = bpf_map_lookup_elem(&req_index, &r);
-	if (!k)
-		return;
-	key = *k;
-	v = bpf_map_lookup_elem(&inflight, &key);
-	if (v)
-		ntprof_emit(&v->rec);
-	bpf_map_delete_elem(&req_index, &r);
-	ntprof_in_flight_delete(&inflight, &key);
+	ntprof_emit(v);
+	target_forget(req);
 }
 
 /* ---- T1: nvmet_req_init ---- */
@@ -197,34 +153,21 @@ static __always_inline __u32 target_subsys_id(struct nvmet_ctrl___ntprof *ctrl)
 static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 					     struct nvmet_sq___ntprof *sq, const void *sqe)
 {
-	__u16 cid;
-	struct ntprof_target_inflight *v;
+	struct ntprof_record rec;
+	__u64 r = (__u64)req;
 
-	if (!target_command_arrives(req, sq, sqe) || ntprof_nothing_sampled_in_flight())
+	if (!target_command_arrives(req, sq, sqe, &rec))
 		return 0;
 	if (!sq)
 		sq = BPF_CORE_READ(req, sq);
-	if (!sqe)
-		sqe = BPF_CORE_READ(req, cmd);
-	if (bpf_probe_read_kernel(&cid, sizeof(cid), sqe + NTPROF_SQE_CID))
-		return 0;
-	v = target_lookup((__u64)sq, cid);
-	if (!v)
-		return 0;
-	/* Already bound to another request: a second nvmet_req_init for this (sq, cid) must not
-	 * move T1 or rebind the record. Seen for 9 of 1,515 QD8 reads over soft-RoCE on 6.12: T1
-	 * rewritten ~18 ms after T2, just before the drive completed; its cause is not known yet. */
-	if (v->req && v->req != (__u64)req)
-		return 0;
 	struct nvmet_ctrl___ntprof *ctrl = BPF_CORE_READ(sq, ctrl);
-	v->rec.stamps[NTPROF_T1_REQ_INIT] = bpf_ktime_get_ns();
-	v->rec.ctrl = BPF_CORE_READ(ctrl, cntlid);
-	v->rec.subsys = target_subsys_id(ctrl);
-	v->req = (__u64)req;
-	struct ntprof_target_key k = { .sq = (__u64)sq, .cid = cid };
-	__u64 r = (__u64)req;
-	if (bpf_map_update_elem(&req_index, &r, &k, BPF_ANY))
+	rec.stamps[NTPROF_T1_REQ_INIT] = bpf_ktime_get_ns();
+	rec.ctrl = BPF_CORE_READ(ctrl, cntlid);
+	rec.subsys = target_subsys_id(ctrl);
+	if (ntprof_in_flight_insert(&inflight, &r, &rec)) {
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+		return 0;
+	}
 	target_command_bound(req);
 	return 0;
 }
@@ -249,15 +192,15 @@ int BPF_KPROBE(nvmet_req_init_kprobe, struct nvmet_req___ntprof *req, void *cq,
 /* ---- T2: handed to the backend ---- */
 static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req)
 {
-	struct ntprof_target_inflight *v = target_lookup_req(req);
+	struct ntprof_record *v = target_lookup_req(req);
 	struct block_device *bdev;
 
-	if (!v || v->rec.stamps[NTPROF_T2_BACKEND_SUBMIT])
+	if (!v || v->stamps[NTPROF_T2_BACKEND_SUBMIT])
 		return 0;
-	v->rec.stamps[NTPROF_T2_BACKEND_SUBMIT] = bpf_ktime_get_ns();
+	v->stamps[NTPROF_T2_BACKEND_SUBMIT] = bpf_ktime_get_ns();
 	bdev = BPF_CORE_READ(req, ns, bdev);
 	if (bdev)
-		v->rec.dev = BPF_CORE_READ(bdev, bd_dev);
+		v->dev = BPF_CORE_READ(bdev, bd_dev);
 	return 0;
 }
 
@@ -266,7 +209,7 @@ NTPROF_ENTRY_HOOK(nvmet_bdev_execute_rw, (struct nvmet_req___ntprof *req), on_ba
 NTPROF_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req), on_backend_submit(req))
 
 /* ---- drive issue / done: the request whose bio nvmet_bdev_execute_rw aimed (bi_private = req) ---- */
-static __always_inline struct ntprof_target_inflight *target_lookup_rq(struct request *rq)
+static __always_inline struct ntprof_record *target_lookup_rq(struct request *rq)
 {
 	struct bio *bio;
 
@@ -278,21 +221,21 @@ static __always_inline struct ntprof_target_inflight *target_lookup_rq(struct re
 
 static __always_inline int on_block_rq_issue(struct request *rq)
 {
-	struct ntprof_target_inflight *v = target_lookup_rq(rq);
+	struct ntprof_record *v = target_lookup_rq(rq);
 
-	if (v && !v->rec.stamps[NTPROF_T_DRIVE_ISSUE]) {
-		v->rec.stamps[NTPROF_T_DRIVE_ISSUE] = bpf_ktime_get_ns();
-		v->rec.dev = ntprof_rq_dev(rq);
+	if (v && !v->stamps[NTPROF_T_DRIVE_ISSUE]) {
+		v->stamps[NTPROF_T_DRIVE_ISSUE] = bpf_ktime_get_ns();
+		v->dev = ntprof_rq_dev(rq);
 	}
 	return 0;
 }
 
 static __always_inline int on_block_rq_complete(struct request *rq)
 {
-	struct ntprof_target_inflight *v = target_lookup_rq(rq);
+	struct ntprof_record *v = target_lookup_rq(rq);
 
 	if (v)
-		v->rec.stamps[NTPROF_T_DRIVE_DONE] = bpf_ktime_get_ns();
+		v->stamps[NTPROF_T_DRIVE_DONE] = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -303,14 +246,14 @@ NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), rq, on_block_rq_
 /* ---- T3: nvmet_req_complete ---- */
 static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req, __u16 status)
 {
-	struct ntprof_target_inflight *v = target_lookup_req(req);
+	struct ntprof_record *v = target_lookup_req(req);
 
 	if (!v)
 		return 0;
-	v->rec.stamps[NTPROF_T3_BACKEND_DONE] = bpf_ktime_get_ns();
-	v->rec.status = status;
+	v->stamps[NTPROF_T3_BACKEND_DONE] = bpf_ktime_get_ns();
+	v->status = status;
 	if (status)
-		v->rec.flags |= NTPROF_F_ERROR;
+		v->flags |= NTPROF_F_ERROR;
 	return 0;
 }
 
@@ -332,11 +275,11 @@ NTPROF_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 sta
 /* ---- T4: response queued ---- */
 static __always_inline int target_queue_response(struct nvmet_req___ntprof *req)
 {
-	struct ntprof_target_inflight *v = target_lookup_req(req);
+	struct ntprof_record *v = target_lookup_req(req);
 
 	/* before T3 this call queued an R2T, not the response */
-	if (v && v->rec.stamps[NTPROF_T3_BACKEND_DONE])
-		v->rec.stamps[NTPROF_T4_RESPOND] = bpf_ktime_get_ns();
+	if (v && v->stamps[NTPROF_T3_BACKEND_DONE])
+		v->stamps[NTPROF_T4_RESPOND] = bpf_ktime_get_ns();
 	return 0;
 }
 

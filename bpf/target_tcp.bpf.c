@@ -107,12 +107,13 @@ static __always_inline void target_recv_returned(struct socket *sock)
 }
 
 /* nvmet_req_init of a command that came in a capsule on sq: the sampling decision on its SQE (sqe,
- * else req->cmd: nvmet_tcp copied it there out of the capsule); a
- * sampled command takes as T0 the return of the read that completed its capsule header, the last
- * read on this CPU, when it was on the queue's socket (else T0 stays "not seen"). false for a
- * command that is not sampled: nvmet core then need not look for it. */
+ * else req->cmd: nvmet_tcp copied it there out of the capsule). A sampled command takes as T0 the
+ * return of the read that completed its capsule header, the last read on this CPU, when it was on
+ * the queue's socket (else T0 stays "not seen"). false for a command that is not sampled: nvmet
+ * core then need not look for it. */
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
-						   struct nvmet_sq___ntprof *sq, const void *sqe)
+						   struct nvmet_sq___ntprof *sq, const void *sqe,
+						   struct ntprof_record *rec)
 {
 	struct nvmet_tcp_queue___ntprof *q;
 	struct recv_return *r;
@@ -131,16 +132,26 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	/* the capsule header is still in queue->pdu: its length says whether data came in it */
 	bpf_probe_read_kernel(&plen, sizeof(plen), (void *)&q->pdu + 4);
 	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
-	target_track_command((__u64)sq, &s,
-			     plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
-			     NTPROF_TRANSPORT_TCP, t0);
-	return true;
+	return target_new_record((__u64)sq, &s,
+				 plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
+				 NTPROF_TRANSPORT_TCP, t0, rec);
+}
+
+/* The request of the command slot a target-assigned tag (an R2T's, answered by H2CData) names on
+ * queue q; 0 for a tag out of range. */
+static __always_inline __u64 target_tag_req(struct nvmet_tcp_queue___ntprof *q, __u16 ttag)
+{
+	if (ttag >= BPF_CORE_READ(q, nr_cmds))
+		return 0;
+	return (__u64)BPF_CORE_READ(q, cmds) +
+	       (__u64)ttag * bpf_core_type_size(struct nvmet_tcp_cmd___ntprof) +
+	       bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
 }
 
 /* kernel_recvmsg returned ret bytes read into vec on sk, while a sampled command is in flight.
  * nvmet_tcp reads PDU headers into queue->pdu (at queue->offset) and nothing else there: a read
  * ending at hlen + digest completes a header; an H2CData header's completion is T_DATA_RECEIVED of
- * the command it names. */
+ * the command it answers (its ttag names the command's slot). */
 static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, long ret)
 {
 	struct target_sock *s;
@@ -164,14 +175,14 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
 	if (end != h[2] + hd)
 		return;
-	__u16 cid;
-	struct ntprof_target_inflight *v;
+	__u16 tag[2]; /* command_id, ttag */
+	struct ntprof_record *v;
 
-	if (bpf_probe_read_kernel(&cid, sizeof(cid), (void *)(s->pdu + NTPROF_PDU_DATA_CID)))
+	if (bpf_probe_read_kernel(tag, sizeof(tag), (void *)(s->pdu + NTPROF_PDU_DATA_CID)))
 		return;
-	v = target_lookup(s->sq, cid);
-	if (v)
-		v->rec.stamps[NTPROF_T_DATA_RECEIVED] = bpf_ktime_get_ns();
+	v = target_lookup_req((void *)target_tag_req(q, tag[1]));
+	if (v && v->cid == tag[0])
+		v->stamps[NTPROF_T_DATA_RECEIVED] = bpf_ktime_get_ns();
 }
 
 /* Every read that returned bytes notes its time (T0 of a capsule it completed); a sampled command
@@ -236,7 +247,9 @@ struct {
 struct last_pdu {
 	__u64 sock;      /* struct socket * of the call */
 	__s64 remaining; /* bytes of the PDU not yet handed to TCP, counted from its header's plen */
-	struct ntprof_target_key cmd; /* the command: (sq, cid) */
+	__u64 req;       /* the command: its struct nvmet_req *, and its cid */
+	__u16 cid;
+	__u16 pad[3];
 };
 
 struct {
@@ -276,15 +289,15 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 }
 
 /* The command's last PDU is wholly with TCP: the record is complete. */
-static __always_inline void target_reply_sent(struct ntprof_target_key *c)
+static __always_inline void target_reply_sent(const struct last_pdu *last)
 {
-	struct ntprof_target_inflight *v = target_lookup(c->sq, c->cid);
+	struct ntprof_record *v = target_lookup_req((void *)last->req);
 
-	if (!v)
+	if (!v || v->cid != last->cid)
 		return;
-	v->rec.stamps[NTPROF_T_RESPONSE_SENT] = bpf_ktime_get_ns();
-	ntprof_emit(&v->rec);
-	target_forget(v, c->sq, c->cid);
+	v->stamps[NTPROF_T_RESPONSE_SENT] = bpf_ktime_get_ns();
+	ntprof_emit(v);
+	target_forget((void *)last->req);
 }
 
 /* A send call is entered: if its first byte is a sampled command's reply buffer holding a header
@@ -292,41 +305,42 @@ static __always_inline void target_reply_sent(struct ntprof_target_key *c)
 static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
 {
 	__u64 *slot = bpf_map_lookup_elem(&reply_pdus, &first_byte);
-	struct ntprof_target_inflight *v;
-	struct ntprof_target_key c = {};
+	struct ntprof_record *v;
 	struct last_pdu *last;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
 	__u32 zero = 0;
-	__u64 now;
+	__u64 now, req;
+	__u16 cid;
 
 	if (!slot || bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte) ||
 	    h[2] != NTPROF_PDU_SMALL_HLEN)
 		return;
-	c.cid = *(__u16 *)&h[h[0] == NTPROF_PDU_RSP ? NTPROF_PDU_RSP_CID : NTPROF_PDU_DATA_CID];
-	c.sq = (__u64)BPF_CORE_READ((struct nvmet_tcp_cmd___ntprof *)*slot, queue) +
-	       bpf_core_field_offset(struct nvmet_tcp_queue___ntprof, nvme_sq);
-	v = target_lookup(c.sq, c.cid); /* only a sampled command in flight has an entry */
-	if (!v)
+	cid = *(__u16 *)&h[h[0] == NTPROF_PDU_RSP ? NTPROF_PDU_RSP_CID : NTPROF_PDU_DATA_CID];
+	/* the slot's request carries its current command; the header must name that command */
+	req = *slot + bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
+	v = target_lookup_req((void *)req); /* only a sampled command in flight has an entry */
+	if (!v || v->cid != cid)
 		return;
 	now = bpf_ktime_get_ns();
 	if (h[0] == NTPROF_PDU_R2T) {
 		/* entry of the call, as T5: the R2T wait is then never shorter than the host saw it */
-		if (!v->rec.stamps[NTPROF_T_R2T_SENT])
-			v->rec.stamps[NTPROF_T_R2T_SENT] = now;
-		v->rec.flags |= NTPROF_F_R2T;
+		if (!v->stamps[NTPROF_T_R2T_SENT])
+			v->stamps[NTPROF_T_R2T_SENT] = now;
+		v->flags |= NTPROF_F_R2T;
 		return;
 	}
 	if (h[0] != NTPROF_PDU_RSP && h[0] != NTPROF_PDU_C2H_DATA)
 		return;
-	if (!v->rec.stamps[NTPROF_T5_REPLY_SENT])
-		v->rec.stamps[NTPROF_T5_REPLY_SENT] = now;
+	if (!v->stamps[NTPROF_T5_REPLY_SENT])
+		v->stamps[NTPROF_T5_REPLY_SENT] = now;
 	if (h[0] == NTPROF_PDU_C2H_DATA && !(h[1] & NTPROF_PDU_F_DATA_SUCCESS))
 		return; /* the response capsule follows */
 	last = bpf_map_lookup_elem(&last_pdu_call, &zero);
 	if (last) {
 		last->sock = (__u64)sock;
 		last->remaining = *(__u32 *)&h[4];
-		last->cmd = c;
+		last->req = req;
+		last->cid = cid;
 	}
 }
 
@@ -344,7 +358,7 @@ static __always_inline void tcp_send_returned(struct socket *sock, long ret)
 			return; /* nothing taken: the driver tries the whole PDU again later */
 		last->remaining -= ret;
 		if (last->remaining <= 0) {
-			target_reply_sent(&last->cmd);
+			target_reply_sent(last);
 		} else if (!bpf_map_update_elem(&last_pdu_rest, &key, last, BPF_ANY)) {
 			__sync_fetch_and_add(&last_pdus_in_parts, 1);
 		}
@@ -358,7 +372,7 @@ static __always_inline void tcp_send_returned(struct socket *sock, long ret)
 	last->remaining -= ret;
 	if (last->remaining > 0)
 		return;
-	target_reply_sent(&last->cmd);
+	target_reply_sent(last);
 	bpf_map_delete_elem(&last_pdu_rest, &key);
 	__sync_fetch_and_add(&last_pdus_in_parts, -1);
 }

@@ -8,7 +8,9 @@
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
+#include <chrono>
 #include <regex>
+#include <thread>
 
 namespace ntprof::agent {
 namespace {
@@ -195,7 +197,31 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
 
   ring_ = ring_buffer__new(bpf_map__fd(Map("events")), &AgentEngine::OnRingRecord, this, nullptr);
   if (!ring_) return absl::InternalError(std::string("cannot open the ring buffer: ") + std::strerror(errno));
+  // every hook is attached: from now on a sampled command is seen by all of them
+  return SetSampling(true);
+}
+
+absl::Status AgentEngine::SetSampling(bool on) {
+  struct bpf_map* sampling = Map("sampling_switch");
+  const uint32_t zero = 0, value = on ? 1 : 0;
+  if (!sampling || bpf_map__update_elem(sampling, &zero, sizeof(zero), &value, sizeof(value), 0) != 0)
+    return absl::InternalError(std::string("cannot turn sampling ") + (on ? "on" : "off") + ": " +
+                               std::strerror(errno));
   return absl::OkStatus();
+}
+
+int64_t AgentEngine::StopSampling(int max_wait_ms) {
+  if (!object_ || !SetSampling(false).ok()) return 0;
+  struct bpf_map* count = Map("sampled_in_flight");
+  const uint32_t zero = 0;
+  int64_t in_flight = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_wait_ms);
+  while (count &&
+         bpf_map__lookup_elem(count, &zero, sizeof(zero), &in_flight, sizeof(in_flight), 0) == 0 &&
+         in_flight > 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  return in_flight > 0 ? in_flight : 0;
 }
 
 AgentEngine::~AgentEngine() { Detach(); }
@@ -312,31 +338,25 @@ size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback&
     evicted(r);
     ++n;
   };
-  struct bpf_map* inflight = Map("inflight");
-  if (options_.role == Role::kTarget) {  // every target object keys its table by request
-    struct bpf_map* req_index = Map("req_index");
-    for (auto& [key, v] : DumpMap<ntprof_target_key, ntprof_target_inflight>(inflight)) {
-      if (!stale(v.rec)) continue;
-      if (bpf_map__delete_elem(inflight, &key, sizeof(key), 0) != 0) continue;  // completed meanwhile
-      if (v.req) bpf_map__delete_elem(req_index, &v.req, sizeof(v.req), 0);
-      hand_over(v.rec);
+  // Every object keys its in-flight table by request (host: struct request *, target: struct
+  // nvmet_req *); the NVMe/RDMA target holds a command by (sq, cid) in "arrivals" until nvmet
+  // core names it.
+  auto sweep = [&]<class Key>(struct bpf_map* table) {
+    for (auto& [key, rec] : DumpMap<Key, ntprof_record>(table)) {
+      if (!stale(rec)) continue;
+      if (bpf_map__delete_elem(table, &key, sizeof(key), 0) != 0) continue;  // completed meanwhile
+      hand_over(rec);
     }
+  };
+  struct bpf_map* inflight = Map("inflight");
+  sweep.operator()<uint64_t>(inflight);
+  if (options_.role == Role::kTarget) {
+    sweep.operator()<ntprof_target_key>(Map("arrivals"));
     return n;
   }
+  // Host: cid index entries whose request is gone (swept above, or a retried command got a new
+  // cid) go too.
   struct bpf_map* cid_index = Map("cid_index");
-  for (auto& [rq, rec] : DumpMap<uint64_t, ntprof_record>(inflight)) {
-    if (!stale(rec)) continue;
-    if (bpf_map__delete_elem(inflight, &rq, sizeof(rq), 0) != 0) continue;
-    if (cid_index) {
-      ntprof_host_cid_key k{.ctrl = rec.ctrl, .qid = rec.qid, .cid = rec.cid};
-      uint64_t indexed = 0;
-      if (bpf_map__lookup_elem(cid_index, &k, sizeof(k), &indexed, sizeof(indexed), 0) == 0 &&
-          indexed == rq)
-        bpf_map__delete_elem(cid_index, &k, sizeof(k), 0);
-    }
-    hand_over(rec);
-  }
-  // Index entries whose request is gone (a retried command got a new cid): drop them too.
   if (cid_index) {
     for (auto& [k, rq] : DumpMap<ntprof_host_cid_key, uint64_t>(cid_index)) {
       ntprof_record rec;

@@ -61,6 +61,12 @@ class AgentEngine {
   // Ports that mark a socket as NVMe/TCP (host: remote, target: local); replaces the set.
   absl::Status SetTcpPorts(const std::vector<uint16_t>& ports);
 
+  // Samples no new command, then waits up to max_wait_ms for the sampled ones still in flight to
+  // reach their last stamp while every hook is still attached. The first half of a recording's
+  // end: detached hooks one by one under running I/O would leave commands sampled with part of
+  // their stamps. Returns how many were still in flight when it gave up (0: all done).
+  int64_t StopSampling(int max_wait_ms);
+
   // Stops the kernel side producing records (the ring buffer stays readable): the end of a
   // recording, so what is still in flight afterwards can be counted without racing a completion.
   void DetachHooks();
@@ -77,6 +83,8 @@ class AgentEngine {
 
  private:
   AgentEngine(SessionOptions options, HookPlan plan) : options_(std::move(options)), plan_(std::move(plan)) {}
+  // The BPF side's sampling switch (ntprof_bpf_common.h: sampling_switch).
+  absl::Status SetSampling(bool on);
   // One open -> load -> attach attempt following plan_. On a refused program, marks it in plan_.
   absl::Status TryLoadAndAttach(LogCallback& log, bool* retry);
   void Detach();

@@ -8,6 +8,9 @@ namespace ntprof::agent {
 namespace {
 
 constexpr int kPollMs = 100;
+// How long a stop waits for the sampled commands in flight (QD1 under emulation: tens of ms; a
+// command that never completes, a lost controller, holds it this long).
+constexpr int kStopWaitMs = 1000;
 
 }  // namespace
 
@@ -116,10 +119,12 @@ absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns
   return std::nullopt;
 }
 
-// Stop the hooks, drain what they produced, count the sampled commands still in flight (each runs
-// past the stop, or is one whose completion the kernel never reported).
+// Sample nothing new and let the sampled commands in flight finish with every hook attached (up to
+// kStopWaitMs), then stop the hooks, drain what they produced, count the sampled commands still in
+// flight (each runs past the stop, or is one whose completion the kernel never reported).
 void Recorder::Stop(bool drain, v1::RecordBatch& batch) {
   if (!drain) return;
+  engine_->StopSampling(kStopWaitMs);
   engine_->DetachHooks();
   const RecordCallback on_record = AddTo(batch);
   while (true) {

@@ -207,6 +207,30 @@ TEST_CASE("unwatched_device_is_not_sampled") {
   CHECK(n == 0);
 }
 
+// The end of a recording: once sampling stops, the same I/O that was sampled before yields no
+// record, while every hook is still attached (detaching them one by one under running I/O would
+// leave commands with part of their stamps).
+TEST_CASE("stop_sampling_samples_no_new_command_while_the_hooks_stay_attached") {
+  LoopDevice loop;
+  LiveKernelFacts facts;
+  auto engine = AgentEngine::Start(LocalSession(loop), facts);
+  REQUIRE(engine.ok());
+  REQUIRE((*engine)->SetWatchedDevices({loop.dev()}).ok());
+  std::vector<uint64_t> offsets = Offsets();
+  auto records_of_writes = [&] {
+    DoDirectIo(loop.path(), offsets, /*write=*/true);
+    int n = 0;
+    for (int i = 0; i < 5; ++i)
+      REQUIRE((*engine)->Poll(100, [&](const ntprof_record& r) { n += r.opcode == kNvmeWrite; }).ok());
+    return n;
+  };
+  CHECK(records_of_writes() > 0);  // sampling is on once Start returned
+  CHECK((*engine)->StopSampling(1000) == 0);  // nothing was left in flight
+  CHECK(records_of_writes() == 0);
+  KernelLosses losses = (*engine)->ReadLosses();
+  CHECK(losses.completion_missed == 0);
+}
+
 TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
   LoopDevice loop;
   LiveKernelFacts facts;

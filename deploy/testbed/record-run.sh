@@ -87,8 +87,10 @@ stat=${path_dev:-/sys/block/$name}/stat
     fio --filename=$dev --direct=1 --ioengine=io_uring --time_based \
     --runtime=$runtime --output-format=json --output=$guest_out/fio.json $job_name ${fio_args[*]};
     cat $stat > $guest_out/diskstat.after" >/dev/null
-stop_agent host & host_stop=$!
+# The host first: the target keeps recording until the host samples nothing more, so every host
+# command has its target half (udev's reads after fio closes the device come just at this time).
 stopped=0
+stop_agent host || stopped=$?
 [ "$host_only" = 1 ] || stop_agent target || stopped=$?
-wait $host_stop && [ $stopped = 0 ]
+[ $stopped = 0 ]
 echo "$out"
