@@ -156,8 +156,9 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 {
 	struct target_sock *s;
 	__u64 base, end;
-	__u8 h[NTPROF_PDU_HDR_LEN];
+	__u8 h[NTPROF_PDU_DATA_TTAG + 2]; /* the common header, and an H2CData's command_id and ttag */
 	__u32 hd;
+	struct ntprof_record *v;
 
 	s = target_sock_get(sk);
 	if (!s)
@@ -175,13 +176,8 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
 	if (end != h[2] + hd)
 		return;
-	__u16 tag[2]; /* command_id, ttag */
-	struct ntprof_record *v;
-
-	if (bpf_probe_read_kernel(tag, sizeof(tag), (void *)(s->pdu + NTPROF_PDU_DATA_CID)))
-		return;
-	v = target_lookup_req((void *)target_tag_req(q, tag[1]));
-	if (v && v->cid == tag[0])
+	v = target_lookup_req((void *)target_tag_req(q, *(__u16 *)&h[NTPROF_PDU_DATA_TTAG]));
+	if (v && v->cid == *(__u16 *)&h[NTPROF_PDU_DATA_CID])
 		v->stamps[NTPROF_T_DATA_RECEIVED] = bpf_ktime_get_ns();
 }
 

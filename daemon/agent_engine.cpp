@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstring>
 #include <mutex>
-#include <chrono>
 #include <regex>
 #include <thread>
 
