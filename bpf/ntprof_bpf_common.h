@@ -261,9 +261,12 @@ static __always_inline bool ntprof_opcode_is_write(__u8 opcode)
 
 /* ---- page -> kernel virtual address (x86-64 vmemmap + direct map, KASLR aware) ----
  * The NVMe/TCP drivers hand PDU headers to TCP as (page, offset); to read the header we need
- * page_address(page). The two bases are kernel variables found through kallsyms by libbpf. */
-extern const void vmemmap_base __ksym __weak;
-extern const void page_offset_base __ksym __weak;
+ * page_address(page). The two bases are kernel variables; the agent finds their addresses in
+ * /proc/kallsyms, which it reads anyway for its hook plan (0 = not found: the no-KASLR bases).
+ * They are not __ksym externs: resolving those has libbpf parse all of kallsyms again at every
+ * load, seconds of an agent's start under emulation. */
+const volatile __u64 vmemmap_base_addr = 0;
+const volatile __u64 page_offset_base_addr = 0;
 __u64 ntprof_vmemmap_base = 0;
 __u64 ntprof_page_offset_base = 0;
 
@@ -274,10 +277,10 @@ static __always_inline void *ntprof_page_address(__u64 page)
 	if (!ntprof_vmemmap_base) {
 		__u64 v = 0xffffea0000000000ULL, p = 0xffff888000000000ULL; /* no-KASLR defaults */
 
-		if (&vmemmap_base)
-			bpf_probe_read_kernel(&v, sizeof(v), &vmemmap_base);
-		if (&page_offset_base)
-			bpf_probe_read_kernel(&p, sizeof(p), &page_offset_base);
+		if (vmemmap_base_addr)
+			bpf_probe_read_kernel(&v, sizeof(v), (void *)vmemmap_base_addr);
+		if (page_offset_base_addr)
+			bpf_probe_read_kernel(&p, sizeof(p), (void *)page_offset_base_addr);
 		ntprof_page_offset_base = p;
 		ntprof_vmemmap_base = v;
 	}

@@ -134,6 +134,8 @@ absl::StatusOr<std::unique_ptr<AgentEngine>> AgentEngine::Start(const SessionOpt
                     .prefer_attach = options.prefer_attach};
   HookPlan plan = PlanHooks(options.role, options.transport, facts, inputs);
   std::unique_ptr<AgentEngine> engine(new AgentEngine(options, std::move(plan)));
+  engine->vmemmap_base_addr_ = facts.SymbolAddress("vmemmap_base");
+  engine->page_offset_base_addr_ = facts.SymbolAddress("page_offset_base");
   // Every refused program removes one variant, so this ends.
   for (int attempt = 0; attempt < 32; ++attempt) {
     if (absl::Status ok = engine->plan_.CheckRequired(); !ok.ok()) return ok;
@@ -162,6 +164,7 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
     bpf_program__set_autoload(prog, use);
   }
   object_->SetConfig(options_.sample_rate, options_.salt);
+  object_->SetPageBases(vmemmap_base_addr_, page_offset_base_addr_);
 
   {
     LibbpfLogCapture capture;

@@ -92,6 +92,8 @@ class AgentEngine {
 
   SessionOptions options_;
   HookPlan plan_;
+  uint64_t vmemmap_base_addr_ = 0;      // kallsyms (KernelFacts::SymbolAddress), for the NVMe/TCP
+  uint64_t page_offset_base_addr_ = 0;  // objects' page -> address (ntprof_bpf_common.h)
   std::unique_ptr<BpfObjectHandle> object_;
   std::vector<struct bpf_link*> links_;
   struct ring_buffer* ring_ = nullptr;

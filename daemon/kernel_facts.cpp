@@ -7,10 +7,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 namespace ntprof::agent {
 namespace {
@@ -27,21 +26,6 @@ std::string FindTracefs() {
     if (Exists(std::string(p) + "/events")) return p;
   }
   return "";
-}
-
-// Second column of kallsyms or first of available_filter_functions, without " [module]".
-std::set<std::string> ReadSymbolColumn(const std::string& path, int column) {
-  std::set<std::string> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string word;
-    for (int i = 0; i <= column && fields >> word; ++i) {
-      if (i == column) out.insert(word);
-    }
-  }
-  return out;
 }
 
 std::string ErrnoText(int err) {
@@ -140,27 +124,32 @@ bool LiveKernelFacts::TracepointInBtf(const std::string& module, const std::stri
   return b && btf__find_by_name_kind(b, ("btf_trace_" + name).c_str(), BTF_KIND_TYPEDEF) > 0;
 }
 
-const std::set<std::string>& LiveKernelFacts::FilterFunctions() const {
+// Names without their " [module]" column: the first field of available_filter_functions, the
+// third of kallsyms.
+const SymbolColumn& LiveKernelFacts::FilterFunctions() const {
   if (!filter_functions_) {
-    filter_functions_ = tracefs_.empty()
-                            ? std::set<std::string>{}
-                            : ReadSymbolColumn(tracefs_ + "/available_filter_functions", 0);
+    filter_functions_ = SymbolColumn::Read(tracefs_ + "/available_filter_functions", 0);
   }
   return *filter_functions_;
 }
 
-const std::set<std::string>& LiveKernelFacts::Kallsyms() const {
-  if (!kallsyms_) kallsyms_ = ReadSymbolColumn("/proc/kallsyms", 2);
+const SymbolColumn& LiveKernelFacts::Kallsyms() const {
+  if (!kallsyms_) kallsyms_ = SymbolColumn::Read("/proc/kallsyms", 2);
   return *kallsyms_;
 }
 
 bool LiveKernelFacts::FunctionTraceable(const std::string& function) const {
   if (tracefs_.empty()) return FunctionInKallsyms(function);  // cannot tell better
-  return FilterFunctions().count(function) > 0;
+  return FilterFunctions().Contains(function);
 }
 
 bool LiveKernelFacts::FunctionInKallsyms(const std::string& function) const {
-  return Kallsyms().count(function) > 0;
+  return Kallsyms().Contains(function);
+}
+
+uint64_t LiveKernelFacts::SymbolAddress(const std::string& name) const {
+  std::string_view line = Kallsyms().LineOf(name);  // "ffffffff8a2c5e58 D vmemmap_base"
+  return std::strtoull(std::string(line.substr(0, line.find(' '))).c_str(), nullptr, 16);
 }
 
 Support LiveKernelFacts::Fentry() const {

@@ -3,11 +3,14 @@
 // BTF and a trial load; tests use a fake.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <string>
+
+#include "symbol_column.h"
 
 struct btf;
 
@@ -32,6 +35,9 @@ class KernelFacts {
   // In available_filter_functions: kprobes (and trampolines) can attach.
   virtual bool FunctionTraceable(const std::string& function) const = 0;
   virtual bool FunctionInKallsyms(const std::string& function) const = 0;
+  // A kernel symbol's address from kallsyms; 0 when absent or hidden (kptr_restrict, no
+  // CAP_SYSLOG).
+  virtual uint64_t SymbolAddress(const std::string& name) const = 0;
   virtual Support Fentry() const = 0;
   virtual Support Kprobes() const = 0;
 };
@@ -48,18 +54,19 @@ class LiveKernelFacts : public KernelFacts {
   bool TracepointInBtf(const std::string& module, const std::string& name) const override;
   bool FunctionTraceable(const std::string& function) const override;
   bool FunctionInKallsyms(const std::string& function) const override;
+  uint64_t SymbolAddress(const std::string& name) const override;
   Support Fentry() const override;
   Support Kprobes() const override;
 
  private:
   struct btf* Btf(const std::string& module) const;
-  const std::set<std::string>& FilterFunctions() const;
-  const std::set<std::string>& Kallsyms() const;
+  const SymbolColumn& FilterFunctions() const;
+  const SymbolColumn& Kallsyms() const;
 
   std::string tracefs_;  // "" when tracefs is not mounted
   mutable std::map<std::string, struct btf*> btf_;  // nullptr cached for "no BTF"
-  mutable std::optional<std::set<std::string>> filter_functions_;
-  mutable std::optional<std::set<std::string>> kallsyms_;
+  mutable std::optional<SymbolColumn> filter_functions_;
+  mutable std::optional<SymbolColumn> kallsyms_;
   mutable std::optional<Support> fentry_;
 };
 

@@ -39,6 +39,7 @@ class FakeKernelFacts : public KernelFacts {
   bool FunctionInKallsyms(const std::string& f) const override {
     return kallsyms.count(f) > 0 || traceable.count(f) > 0;
   }
+  uint64_t SymbolAddress(const std::string&) const override { return 0; }
   Support Fentry() const override { return fentry; }
   Support Kprobes() const override { return kprobes; }
 
