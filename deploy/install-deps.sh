@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # build
   build-essential cmake ninja-build pkg-config git
+  # tests/run.sh caches compiled objects across clones (CI builds a fresh clone each run)
+  ccache
   # BPF: compiler, skeleton generator, loader
   clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev linux-libc-dev
   # control plane and libraries

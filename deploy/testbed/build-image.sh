@@ -12,6 +12,9 @@
 #
 # Environment:
 #   NTPROF_TESTBED_DIR  output directory (the repository itself may be read-only)
+#   NTPROF_TESTBED_CACHE the cache/ above elsewhere (default $NTPROF_TESTBED_DIR/cache): one cache
+#                       kept outside a clone serves every clone (tests/run.sh keeps it in
+#                       /var/cache/ntprof-testbed: CI's fresh clones then skip the ~1.5 min debootstrap)
 #   NTPROF_BUILD_DIR    where to look for built ntprof binaries (default <repo>/build); the Debian
 #                       packages providing their shared libraries are added to the guest
 #   EXTRA_PKGS          extra guest packages, comma or space separated
@@ -41,7 +44,7 @@ case $KERNEL in
   *) echo "build-image: --kernel must be 6.1 or 6.12 (got '$KERNEL')" >&2; exit 2 ;;
 esac
 IMG=$DIR/image-$KERNEL
-CACHE=$DIR/cache
+CACHE=${NTPROF_TESTBED_CACHE:-$DIR/cache}
 SUITE=bookworm
 T0=$(date +%s)
 log() { echo "[build-image +$(( $(date +%s) - T0 ))s] $*" >&2; }
