@@ -39,9 +39,6 @@ static __always_inline int on_block_rq_issue(struct request *rq)
 	sectors = BPF_CORE_READ(rq, __data_len) >> 9;
 	if (!sectors || !ntprof_is_sampled(opcode, 0, sector, sectors - 1, 0))
 		return 0;
-	if (host_same_command(rq))
-		return 0; /* re-issue after a requeue: keep the first stamps */
-
 	struct ntprof_record init = {
 		.slba = sector,
 		.nlb = sectors - 1,
@@ -51,7 +48,7 @@ static __always_inline int on_block_rq_issue(struct request *rq)
 		.flags = op == NTPROF_REQ_OP_WRITE ? NTPROF_F_WRITE : 0,
 	};
 	init.stamps[NTPROF_H1_DRIVER_SUBMIT] = bpf_ktime_get_ns();
-	host_track_request(rq, &init);
+	host_track_request(rq, &init, true); /* re-issue after a requeue: keep the first stamps */
 	return 0;
 }
 

@@ -46,12 +46,17 @@ static __always_inline struct ntprof_record *host_same_command(struct request *r
 }
 
 /* Start tracking a sampled request: identity fields are the caller's, block fields are set here.
- * The caller has called host_same_command(rq) first (a stale entry is counted, then replaced).
- * Returns the in-flight entry or NULL when the table is full (counted). */
-static __always_inline struct ntprof_record *host_track_request(struct request *rq,
-								struct ntprof_record *init)
+ * The common case is one map operation, the insert: only when the request already has an entry is
+ * that entry looked at (host_same_command). A stale one is counted and replaced; this same command
+ * issued again (a retry or requeue) is stamped afresh, or kept with its first stamps when
+ * keep_reissued. A lookup before the insert and one after it, as this was first written, were two
+ * of the five hash operations a sampled command cost (tests/bench/native_sampled_path.py).
+ * Returns 0 when the command is tracked, non-zero when the table is full (counted). */
+static __always_inline long host_track_request(struct request *rq, struct ntprof_record *init,
+					       bool keep_reissued)
 {
 	__u64 key = (__u64)rq;
+	long err;
 
 	init->role = NTPROF_ROLE_HOST;
 	init->stack = NTPROF_STACK_KERNEL;
@@ -59,11 +64,20 @@ static __always_inline struct ntprof_record *host_track_request(struct request *
 	/* rq->start_time_ns is ktime_get_ns() at allocation, the clock of bpf_ktime_get_ns; it is 0
 	 * when the queue keeps no I/O statistics (then H0 stays "not seen"). */
 	init->stamps[NTPROF_H0_BLOCK_START] = BPF_CORE_READ(rq, start_time_ns);
-	if (ntprof_in_flight_insert(&inflight, &key, init)) {
-		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
-		return NULL;
+	ntprof_in_flight_add(1);
+	err = bpf_map_update_elem(&inflight, &key, init, BPF_NOEXIST);
+	if (err == -NTPROF_EEXIST) {
+		ntprof_in_flight_add(-1); /* the entry there is counted already */
+		if (host_same_command(rq) && keep_reissued)
+			return 0;
+		/* a stale entry is gone now: a fresh insert; the same command's is replaced */
+		err = ntprof_in_flight_insert(&inflight, &key, init);
+	} else if (err) {
+		ntprof_in_flight_add(-1);
 	}
-	return bpf_map_lookup_elem(&inflight, &key);
+	if (err)
+		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+	return err;
 }
 
 static __always_inline struct ntprof_record *host_lookup_request(struct request *rq)

@@ -77,7 +77,6 @@ static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 q
 static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 {
 	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
-	struct ntprof_record *rec;
 	struct ntprof_sqe sqe;
 	__u32 dev;
 
@@ -103,9 +102,8 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 		.transport = NTPROF_HOST_TRANSPORT,
 	};
 	init.stamps[NTPROF_H1_DRIVER_SUBMIT] = bpf_ktime_get_ns();
-	host_same_command(rq); /* a retry is stamped afresh; a stale earlier command is counted */
-	rec = host_track_request(rq, &init);
-	if (!rec)
+	/* a retry is stamped afresh; a stale earlier command is counted */
+	if (host_track_request(rq, &init, false))
 		return 0;
 
 	struct ntprof_host_cid_key k = { .ctrl = init.ctrl, .qid = init.qid, .cid = init.cid };
