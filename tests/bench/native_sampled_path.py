@@ -80,6 +80,8 @@ class Agent:
             if "recording" in self.log.read():
                 return
             if self.proc.poll() is not None or time.time() > deadline:
+                self.proc.kill()  # an agent that never said it records must not stay attached
+                self.proc.wait()
                 self.log.seek(0)
                 raise RuntimeError(f"ntprofd did not start recording:\n{self.log.read()}")
             time.sleep(0.05)
