@@ -59,12 +59,14 @@ done
 [ -n "$dev" ] || { echo "the kernel host did not get a namespace of $nqn"; exit 1; }
 log "kernel host connected: /dev/$dev"
 
-start_agent() {  # VM NAME ARGS...
+start_agent() {  # VM NAME ARGS...: launched; wait_ready says when it records
   local vm=$1 name=$2; shift 2
   "$tb" ssh "$vm" "setsid /mnt/host/bin/ntprofd record -s $rate --salt $salt -i 1 $* \
       -o $guest_out/$name.ntp >$guest_out/$name.log 2>&1 </dev/null & echo \$! >/run/ntprofd-$name.pid"
-  for _ in $(seq 1 180); do grep -q "recording" "$out/$name.log" 2>/dev/null && return 0; sleep 1; done
-  echo "ntprofd ($name) did not start:"; cat "$out/$name.log"; return 1
+}
+wait_ready() {  # NAME
+  for _ in $(seq 1 360); do grep -q "recording" "$out/$1.log" 2>/dev/null && return 0; sleep 0.5; done
+  echo "ntprofd ($1) did not start:"; cat "$out/$1.log"; return 1
 }
 stop_agent() {  # VM NAME
   "$tb" ssh "$1" "p=\$(cat /run/ntprofd-$2.pid); kill -INT \$p; for i in \$(seq 1 120); do
@@ -74,8 +76,11 @@ status=0
 for class in "randread 4k 4096" "randwrite 4k 4096" "randread 128k 131072" "randwrite 128k 131072"; do
   set -- $class
   name=$1-$2
+  # both agents load at once (each VM has its own vCPU): about 10 s each under emulation
   start_agent target "$name-target" --spdk-target /opt/spdk/build/bin/nvmf_tgt
   start_agent host "$name-host" --role host --transport tcp --device "$dev"
+  wait_ready "$name-target"
+  wait_ready "$name-host"
   "$tb" ssh host "fio --name=$name --filename=/dev/$dev --direct=1 --ioengine=io_uring --rw=$1 --bs=$2 \
       --iodepth=1 --time_based --runtime=${NTPROF_SPDK_MIXED_SECONDS:-15} --output-format=json \
       --output=$guest_out/$name-fio.json" >/dev/null
