@@ -27,10 +27,10 @@ bool IsSpace(char c) { return c == ' ' || c == '\t'; }
 
 SymbolColumn SymbolColumn::Read(const std::string& path, int column) {
   SymbolColumn out;
-  out.text_ = ReadAll(path);
-  out.names_.reserve(out.text_.size() / 32);
-  const char* p = out.text_.data();
-  const char* end = p + out.text_.size();
+  out.text_ = std::make_unique<const std::string>(ReadAll(path));
+  out.names_.reserve(out.text_->size() / 32);
+  const char* p = out.text_->data();
+  const char* end = p + out.text_->size();
   while (p < end) {
     const char* eol = static_cast<const char*>(std::memchr(p, '\n', end - p));
     if (!eol) eol = end;
@@ -57,9 +57,9 @@ std::string_view SymbolColumn::LineOf(std::string_view name) const {
   if (it == names_.end()) return {};
   // the name is a view into text_: its line runs from the newline before it to the one after
   const char* begin = it->data();
-  while (begin > text_.data() && begin[-1] != '\n') --begin;
+  while (begin > text_->data() && begin[-1] != '\n') --begin;
   const char* end = it->data() + it->size();
-  const char* text_end = text_.data() + text_.size();
+  const char* text_end = text_->data() + text_->size();
   while (end < text_end && *end != '\n') ++end;
   return std::string_view(begin, static_cast<size_t>(end - begin));
 }

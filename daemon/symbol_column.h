@@ -4,6 +4,7 @@
 // one buffer and the names are views into it.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -26,9 +27,9 @@ class SymbolColumn {
 
  private:
   SymbolColumn() = default;
-  // names_ views into text_, so text_ never changes after Read (a moved std::string keeps its heap
-  // buffer; the listings are far larger than the small-string buffer).
-  std::string text_;
+  // names_ views into *text_: on the heap, so a move of this object (into a cache) leaves the views
+  // valid whatever the size (a moved short std::string would take its characters with it).
+  std::unique_ptr<const std::string> text_;
   std::unordered_set<std::string_view> names_;
 };
 

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -45,6 +46,18 @@ TEST_CASE("a column of a symbol listing, with module names, tabs, short lines an
   SymbolColumn first = SymbolColumn::Read(p, 0);
   CHECK(first.Contains("short"));
   CHECK(first.Contains("ffffffff81300000"));
+  fs::remove(p);
+}
+
+// The agent keeps the column in a std::optional: a listing shorter than std::string's inline buffer
+// must survive that move too.
+TEST_CASE("a short listing moved into a cache still finds its names", "[symbols]") {
+  fs::path p = WriteListing("1 T ab\n");
+  std::optional<SymbolColumn> cached;
+  cached = SymbolColumn::Read(p, 2);
+  SymbolColumn moved = std::move(*cached);
+  CHECK(moved.Contains("ab"));
+  CHECK(moved.LineOf("ab") == "1 T ab");
   fs::remove(p);
 }
 
