@@ -68,7 +68,7 @@ NTPROF_ENTRY_HOOK(nvme_rdma_post_send, (void *queue, void *qe, void *sge, __u32 
 		  on_nvme_rdma_post_send(ntprof_as_number(queue), ntprof_as_number(qe), num_sge))
 
 /* ---- H3: the response capsule is received ---- */
-static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc)
+static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc, bool typed)
 {
 	struct nvme_rdma_qe___ntprof *qe;
 	struct ntprof_record *rec;
@@ -76,13 +76,14 @@ static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc)
 	__u16 qid, cid;
 	__u32 ctrl;
 
-	if (ntprof_nothing_sampled_in_flight() || BPF_CORE_READ(wc, status) != NTPROF_IB_WC_SUCCESS)
+	if (ntprof_nothing_sampled_in_flight() ||
+	    NTPROF_READ(typed, wc, status) != NTPROF_IB_WC_SUCCESS)
 		return 0;
-	qe = NTPROF_WC_OWNER(wc, struct nvme_rdma_qe___ntprof, cqe);
+	qe = NTPROF_WC_OWNER(typed, wc, struct nvme_rdma_qe___ntprof, cqe);
 	cqe_addr = (__u64)BPF_CORE_READ(qe, data);
 	if (!cqe_addr || bpf_probe_read_kernel(&cid, sizeof(cid), (void *)(cqe_addr + NTPROF_CQE_CID)))
 		return 0;
-	ctrl = rdma_queue_ident(BPF_CORE_READ(wc, qp, qp_context), &qid);
+	ctrl = rdma_queue_ident(NTPROF_READ(typed, wc, qp, qp_context), &qid);
 	rec = host_lookup_cid(ctrl, qid, cid);
 	if (!rec || !rec->stamps[NTPROF_H2_CAPSULE_SENT] || rec->stamps[NTPROF_H3_REPLY_RECEIVED])
 		return 0;

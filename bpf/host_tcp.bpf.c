@@ -34,9 +34,10 @@
 
 /* What we know of one NVMe/TCP socket: its queue. */
 struct host_sock {
-	__u64 queue; /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use */
-	__u32 ctrl;  /* nvmeN instance */
+	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use */
+	__u32 ctrl;      /* nvmeN instance */
 	__u16 qid;
+	__u16 hdr_len;   /* a reply PDU header's length on this queue: 24 + header digest */
 };
 
 struct {
@@ -83,19 +84,19 @@ enum host_kprobe_hook {
 
 /* The state of sk if it is an NVMe/TCP host socket, learning it on first sight. A socket is ours
  * when its remote port is an NVMe/TCP port; its sk_user_data is then the nvme_tcp_queue. */
-static __always_inline struct host_sock *host_sock_get(struct sock *sk)
+static __always_inline struct host_sock *host_sock_get(struct sock *sk, bool typed)
 {
 	__u64 key = (__u64)sk;
 	struct host_sock *s = bpf_map_lookup_elem(&host_socks, &key);
 	__u64 queue;
 
 	if (!s) {
-		__u16 dport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+		__u16 dport = bpf_ntohs(NTPROF_READ(typed, sk, __sk_common.skc_dport));
 
 		if (!bpf_map_lookup_elem(&tcp_ports, &dport))
 			return NULL;
 	}
-	queue = (__u64)BPF_CORE_READ(sk, sk_user_data) & ~7ULL; /* low bits: SK_USER_DATA_* flags */
+	queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low bits: SK_USER_DATA_* */
 	if (s && s->queue == queue)
 		return s;
 	if (!queue)
@@ -108,6 +109,8 @@ static __always_inline struct host_sock *host_sock_get(struct sock *sk)
 		.queue = queue,
 		.ctrl = BPF_CORE_READ(c, ctrl.instance),
 		.qid = (queue - queues) / bpf_core_type_size(struct nvme_tcp_queue___ntprof),
+		.hdr_len = NTPROF_PDU_SMALL_HLEN +
+			   (BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0),
 	};
 	bpf_map_update_elem(&host_socks, &key, &fresh, BPF_ANY);
 	return bpf_map_lookup_elem(&host_socks, &key);
@@ -159,7 +162,8 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 /* ---- H3: reply PDU headers ---- */
 
 /* nvme_tcp_recv_skb(desc, skb, ...): remember where this queue copies PDU headers to. */
-static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct sk_buff *skb)
+static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct sk_buff *skb,
+						 bool typed)
 {
 	__u32 zero = 0;
 	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
@@ -174,8 +178,10 @@ static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct
 		c->pdu = 0;
 		return;
 	}
-	q = BPF_CORE_READ(desc, arg.data);
-	s = host_sock_get(BPF_CORE_READ(q, sock, sk));
+	q = NTPROF_READ(typed, desc, arg.data);
+	/* the socket the skb was queued on (typed, so its fields are loads); else the queue's */
+	struct sock *sk = NTPROF_READ(typed, skb, sk);
+	s = sk ? host_sock_get(sk, typed) : host_sock_get(BPF_CORE_READ(q, sock, sk), false);
 	if (!s) {
 		ntprof_lose(NTPROF_LOSS_NO_QUEUE);
 		c->pdu = 0;
@@ -185,7 +191,7 @@ static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct
 	c->skb = (__u64)skb;
 	c->ctrl = s->ctrl;
 	c->qid = s->qid;
-	c->hdr_len = NTPROF_PDU_SMALL_HLEN + (BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0);
+	c->hdr_len = s->hdr_len;
 }
 
 /* skb_copy_bits(skb, offset, to, len) returned ret: if it completed a PDU header in the receive
@@ -233,14 +239,14 @@ static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int 
 SEC("fentry/nvme_tcp_recv_skb")
 int BPF_PROG(nvme_tcp_recv_skb_fentry, read_descriptor_t *desc, struct sk_buff *skb)
 {
-	on_nvme_tcp_recv_skb(desc, skb);
+	on_nvme_tcp_recv_skb(desc, skb, true);
 	return 0;
 }
 
 SEC("kprobe/nvme_tcp_recv_skb")
 int BPF_KPROBE(nvme_tcp_recv_skb_kprobe, read_descriptor_t *desc, struct sk_buff *skb)
 {
-	on_nvme_tcp_recv_skb(desc, skb);
+	on_nvme_tcp_recv_skb(desc, skb, false);
 	return 0;
 }
 

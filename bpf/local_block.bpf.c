@@ -19,24 +19,24 @@
 #define NVME_OPC_WRITE 0x01
 #define NVME_OPC_READ 0x02
 
-static __always_inline int on_block_rq_issue(struct request *rq)
+static __always_inline int on_block_rq_issue(struct request *rq, bool typed)
 {
-	__u32 dev = ntprof_rq_dev(rq);
+	__u32 dev = ntprof_rq_dev(rq, typed);
 	__u32 op, sectors;
 	__u64 sector;
 	__u8 opcode;
 
 	if (!ntprof_dev_watched(dev))
 		return 0;
-	op = ntprof_rq_op(rq);
+	op = ntprof_rq_op(rq, typed);
 	if (op == NTPROF_REQ_OP_READ)
 		opcode = NVME_OPC_READ;
 	else if (op == NTPROF_REQ_OP_WRITE)
 		opcode = NVME_OPC_WRITE;
 	else
 		return 0;
-	sector = BPF_CORE_READ(rq, __sector);
-	sectors = BPF_CORE_READ(rq, __data_len) >> 9;
+	sector = NTPROF_READ(typed, rq, __sector);
+	sectors = NTPROF_READ(typed, rq, __data_len) >> 9;
 	if (!sectors || !ntprof_is_sampled(opcode, 0, sector, sectors - 1, 0))
 		return 0;
 	struct ntprof_record init = {
@@ -48,7 +48,7 @@ static __always_inline int on_block_rq_issue(struct request *rq)
 		.flags = op == NTPROF_REQ_OP_WRITE ? NTPROF_F_WRITE : 0,
 	};
 	init.stamps[NTPROF_H1_DRIVER_SUBMIT] = bpf_ktime_get_ns();
-	host_track_request(rq, &init, true); /* re-issue after a requeue: keep the first stamps */
+	host_track_request(rq, &init, true, typed); /* re-issue after a requeue: keep the first stamps */
 	return 0;
 }
 
@@ -66,7 +66,7 @@ static __always_inline int on_block_rq_complete(struct request *rq, int error)
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq))
+NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq, ntprof_typed))
 
 NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
 		       rq, on_block_rq_complete(rq, error))

@@ -28,7 +28,7 @@ struct {
  * so that command is counted as lost instead of being merged into the new one. Without I/O
  * statistics H0 is 0 and the start sector
  * tells the commands apart. */
-static __always_inline struct ntprof_record *host_same_command(struct request *rq)
+static __always_inline struct ntprof_record *host_same_command(struct request *rq, bool typed)
 {
 	__u64 key = (__u64)rq;
 	struct ntprof_record *rec = bpf_map_lookup_elem(&inflight, &key);
@@ -36,9 +36,9 @@ static __always_inline struct ntprof_record *host_same_command(struct request *r
 
 	if (!rec)
 		return NULL;
-	allocated = BPF_CORE_READ(rq, start_time_ns);
+	allocated = NTPROF_READ(typed, rq, start_time_ns);
 	if (allocated ? rec->stamps[NTPROF_H0_BLOCK_START] == allocated
-		      : rec->slba == BPF_CORE_READ(rq, __sector))
+		      : rec->slba == NTPROF_READ(typed, rq, __sector))
 		return rec;
 	ntprof_lose(NTPROF_LOSS_COMPLETION_MISSED);
 	ntprof_in_flight_delete(&inflight, &key);
@@ -49,26 +49,26 @@ static __always_inline struct ntprof_record *host_same_command(struct request *r
  * The common case is one map operation, the insert: only when the request already has an entry is
  * that entry looked at (host_same_command). A stale one is counted and replaced; this same command
  * issued again (a retry or requeue) is stamped afresh, or kept with its first stamps when
- * keep_reissued. A lookup before the insert and one after it, as this was first written, were two
+ * keep_reissued. typed: see NTPROF_READ. A lookup before the insert and one after it, as this was first written, were two
  * of the five hash operations a sampled command cost (tests/bench/native_sampled_path.py).
  * Returns 0 when the command is tracked, non-zero when the table is full (counted). */
 static __always_inline long host_track_request(struct request *rq, struct ntprof_record *init,
-					       bool keep_reissued)
+					       bool keep_reissued, bool typed)
 {
 	__u64 key = (__u64)rq;
 	long err;
 
 	init->role = NTPROF_ROLE_HOST;
 	init->stack = NTPROF_STACK_KERNEL;
-	init->bytes = BPF_CORE_READ(rq, __data_len);
+	init->bytes = NTPROF_READ(typed, rq, __data_len);
 	/* rq->start_time_ns is ktime_get_ns() at allocation, the clock of bpf_ktime_get_ns; it is 0
 	 * when the queue keeps no I/O statistics (then H0 stays "not seen"). */
-	init->stamps[NTPROF_H0_BLOCK_START] = BPF_CORE_READ(rq, start_time_ns);
+	init->stamps[NTPROF_H0_BLOCK_START] = NTPROF_READ(typed, rq, start_time_ns);
 	ntprof_in_flight_add(1);
 	err = bpf_map_update_elem(&inflight, &key, init, BPF_NOEXIST);
 	if (err == -NTPROF_EEXIST) {
 		ntprof_in_flight_add(-1); /* the entry there is counted already */
-		if (host_same_command(rq) && keep_reissued)
+		if (host_same_command(rq, typed) && keep_reissued)
 			return 0;
 		/* a stale entry is gone now: a fresh insert; the same command's is replaced */
 		err = ntprof_in_flight_insert(&inflight, &key, init);

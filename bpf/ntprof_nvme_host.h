@@ -45,10 +45,11 @@ static __always_inline __u32 disk_dev(struct gendisk *disk)
 
 /* The namespace device an I/O request is for, as users name it: with native multipath the request
  * runs on a hidden path disk (nvme0c0n1, no dev_t in sysfs), so take the head's disk (nvme0n1).
- * 0 for admin and fabrics requests (no namespace). */
-static __always_inline __u32 nvme_rq_dev(struct request *rq)
+ * 0 for admin and fabrics requests (no namespace). queuedata is a void *: the namespace's fields
+ * are probe reads in every variant. */
+static __always_inline __u32 nvme_rq_dev(struct request *rq, bool typed)
 {
-	struct nvme_ns___ntprof *ns = BPF_CORE_READ(rq, q, queuedata);
+	struct nvme_ns___ntprof *ns = NTPROF_READ(typed, rq, q, queuedata);
 	struct nvme_ns_head___ntprof *head;
 	struct gendisk *disk = NULL;
 
@@ -74,18 +75,18 @@ static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 q
 }
 
 /* ---- H0/H1: nvme_setup_cmd, the sampling decision ---- */
-static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
+static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool typed)
 {
 	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
 	struct ntprof_sqe sqe;
 	__u32 dev;
 
-	if (ntprof_read_sqe(cmd, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
+	if (ntprof_get_sqe(typed, cmd, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
 		return 0;
 	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
 		return 0;
 	/* sampled: only now pay for the rest */
-	dev = nvme_rq_dev(rq);
+	dev = nvme_rq_dev(rq, typed);
 	if (!dev || !ntprof_dev_watched(dev))
 		return 0; /* an admin command (nvme_req_qid() == 0), or not a watched namespace */
 
@@ -96,14 +97,14 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 		.ctrl = BPF_CORE_READ(nreq, ctrl, instance),
 		.dev = dev,
 		.flags = ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0,
-		.qid = BPF_CORE_READ(rq, mq_hctx, queue_num) + 1,
+		.qid = NTPROF_READ(typed, rq, mq_hctx, queue_num) + 1,
 		.cid = sqe.cid,
 		.opcode = sqe.opcode,
 		.transport = NTPROF_HOST_TRANSPORT,
 	};
 	init.stamps[NTPROF_H1_DRIVER_SUBMIT] = bpf_ktime_get_ns();
 	/* a retry is stamped afresh; a stale earlier command is counted */
-	if (host_track_request(rq, &init, false))
+	if (host_track_request(rq, &init, false, typed))
 		return 0;
 
 	struct ntprof_host_cid_key k = { .ctrl = init.ctrl, .qid = init.qid, .cid = init.cid };
@@ -118,7 +119,7 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd)
 }
 
 NTPROF_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), rq,
-		       on_nvme_setup_cmd(rq, cmd))
+		       on_nvme_setup_cmd(rq, cmd, ntprof_typed))
 
 /* ---- H4: nvme_complete_rq ---- */
 static __always_inline int on_nvme_complete_rq(struct request *rq)

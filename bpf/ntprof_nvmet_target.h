@@ -11,11 +11,11 @@
  *   drive issue/done: block_rq_issue/complete of the request whose bio carries the nvmet_req
  *
  * Include after ntprof_bpf_common.h. The transport's object defines
- *   target_command_arrives(req, sq, sqe, rec): at nvmet_req_init, before anything else. true for a
+ *   target_command_arrives(req, sq, sqe, rec, typed): at nvmet_req_init, before anything else. true for a
  *       sampled I/O command, with its record so far in *rec (its identity, T0, flags): NVMe/TCP
  *       takes the sampling decision here, NVMe/RDMA took it at the capsule's receive completion
  *       and hands over what it noted since. false: nothing more to do for the command. sq and sqe
- *       may be NULL (then they are req->sq and req->cmd);
+ *       may be NULL (then they are req->sq and req->cmd); typed: see NTPROF_READ;
  *   target_command_bound(req): what it notes of a sampled command once it is in the table
  *       (NVMe/TCP: the command slot's reply PDU buffers);
  * and emits the record with its last stamp (target_emit_req()).
@@ -27,7 +27,7 @@ struct nvmet_req___ntprof;
 struct nvmet_sq___ntprof;
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe,
-						   struct ntprof_record *rec);
+						   struct ntprof_record *rec, bool typed);
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req);
 
 /* Sampled commands from nvmet_req_init to their last stamp, keyed by struct nvmet_req *: nvmet
@@ -75,19 +75,21 @@ static __always_inline struct ntprof_record *target_lookup_req(void *req)
 
 /* The sampling decision on the SQE at sqe_addr: true, with its fields in *sqe, for a sampled
  * command that is not a fabrics command. */
-static __always_inline bool target_sampled_sqe(const void *sqe_addr, struct ntprof_sqe *sqe)
+static __always_inline bool target_sampled_sqe(const void *sqe_addr, struct ntprof_sqe *sqe,
+					       bool typed)
 {
-	return !ntprof_read_sqe(sqe_addr, sqe) && sqe->opcode != NTPROF_OPC_FABRICS &&
+	return !ntprof_get_sqe(typed, sqe_addr, sqe) && sqe->opcode != NTPROF_OPC_FABRICS &&
 	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
 }
 
-/* The record of a sampled command whose capsule arrived at t0 on submission queue sq (struct
- * nvmet_sq *), in *rec. flags: NTPROF_F_INCAPSULE or 0. false for the admin queue, which is not
- * profiled (the host side skips it too). */
-static __always_inline bool target_new_record(__u64 sq, const struct ntprof_sqe *sqe, __u32 flags,
-					      __u8 transport, __u64 t0, struct ntprof_record *rec)
+/* The record of a sampled command whose capsule arrived at t0 on submission queue sq, in *rec.
+ * flags: NTPROF_F_INCAPSULE or 0. false for the admin queue, which is not profiled (the host side
+ * skips it too). */
+static __always_inline bool target_new_record(struct nvmet_sq___ntprof *sq,
+					      const struct ntprof_sqe *sqe, __u32 flags, __u8 transport,
+					      __u64 t0, struct ntprof_record *rec, bool typed)
 {
-	__u16 qid = BPF_CORE_READ((struct nvmet_sq___ntprof *)sq, qid);
+	__u16 qid = NTPROF_READ(typed, sq, qid);
 
 	if (!qid)
 		return false;
@@ -129,9 +131,9 @@ static __always_inline void target_emit_req(void *req)
 /* ---- T1: nvmet_req_init ---- */
 
 /* The agent-local id of ctrl's subsystem; the first sighting publishes its NQN. */
-static __always_inline __u32 target_subsys_id(struct nvmet_ctrl___ntprof *ctrl)
+static __always_inline __u32 target_subsys_id(struct nvmet_ctrl___ntprof *ctrl, bool typed)
 {
-	__u64 key = (__u64)BPF_CORE_READ(ctrl, subsys);
+	__u64 key = (__u64)NTPROF_READ(typed, ctrl, subsys);
 	__u32 *known = bpf_map_lookup_elem(&subsys_ids, &key);
 	__u32 zero = 0, id;
 	struct ntprof_subsys_name *name;
@@ -151,19 +153,19 @@ static __always_inline __u32 target_subsys_id(struct nvmet_ctrl___ntprof *ctrl)
 /* sq: the call's argument, or NULL (the tracepoint has none): then read from req. sqe: the
  * tracepoint's command argument, or NULL (the function has none): then req->cmd. */
 static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
-					     struct nvmet_sq___ntprof *sq, const void *sqe)
+					     struct nvmet_sq___ntprof *sq, const void *sqe, bool typed)
 {
 	struct ntprof_record rec;
 	__u64 r = (__u64)req;
 
-	if (!target_command_arrives(req, sq, sqe, &rec))
+	if (!target_command_arrives(req, sq, sqe, &rec, typed))
 		return 0;
 	if (!sq)
-		sq = BPF_CORE_READ(req, sq);
-	struct nvmet_ctrl___ntprof *ctrl = BPF_CORE_READ(sq, ctrl);
+		sq = NTPROF_READ(typed, req, sq);
+	struct nvmet_ctrl___ntprof *ctrl = NTPROF_READ(typed, sq, ctrl);
 	rec.stamps[NTPROF_T1_REQ_INIT] = bpf_ktime_get_ns();
-	rec.ctrl = BPF_CORE_READ(ctrl, cntlid);
-	rec.subsys = target_subsys_id(ctrl);
+	rec.ctrl = NTPROF_READ(typed, ctrl, cntlid);
+	rec.subsys = target_subsys_id(ctrl, typed);
 	if (ntprof_in_flight_insert(&inflight, &r, &rec)) {
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
 		return 0;
@@ -173,24 +175,24 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 }
 
 NTPROF_TRACEPOINT_HOOK(nvmet_req_init, (struct nvmet_req___ntprof *req, void *cmd), req,
-		       on_nvmet_req_init(req, NULL, cmd))
+		       on_nvmet_req_init(req, NULL, cmd, ntprof_typed))
 
 SEC("fentry/nvmet_req_init")
 int BPF_PROG(nvmet_req_init_fentry, struct nvmet_req___ntprof *req, void *cq,
 	     struct nvmet_sq___ntprof *sq)
 {
-	return on_nvmet_req_init(req, sq, NULL);
+	return on_nvmet_req_init(req, sq, NULL, true);
 }
 
 SEC("kprobe/nvmet_req_init")
 int BPF_KPROBE(nvmet_req_init_kprobe, struct nvmet_req___ntprof *req, void *cq,
 	       struct nvmet_sq___ntprof *sq)
 {
-	return on_nvmet_req_init(req, sq, NULL);
+	return on_nvmet_req_init(req, sq, NULL, false);
 }
 
 /* ---- T2: handed to the backend ---- */
-static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req)
+static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req, bool typed)
 {
 	struct ntprof_record *v = target_lookup_req(req);
 	struct block_device *bdev;
@@ -198,58 +200,68 @@ static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req)
 	if (!v || v->stamps[NTPROF_T2_BACKEND_SUBMIT])
 		return 0;
 	v->stamps[NTPROF_T2_BACKEND_SUBMIT] = bpf_ktime_get_ns();
-	bdev = BPF_CORE_READ(req, ns, bdev);
+	bdev = NTPROF_READ(typed, req, ns, bdev);
 	if (bdev)
-		v->dev = BPF_CORE_READ(bdev, bd_dev);
+		v->dev = NTPROF_READ(typed, bdev, bd_dev);
 	return 0;
 }
 
-NTPROF_ENTRY_HOOK(nvmet_bdev_execute_rw, (struct nvmet_req___ntprof *req), on_backend_submit(req))
+NTPROF_ENTRY_HOOK(nvmet_bdev_execute_rw, (struct nvmet_req___ntprof *req),
+		  on_backend_submit(req, ntprof_typed))
 
-NTPROF_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req), on_backend_submit(req))
+NTPROF_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req),
+		  on_backend_submit(req, ntprof_typed))
 
 /* ---- drive issue / done: the request whose bio nvmet_bdev_execute_rw aimed (bi_private = req) ---- */
-static __always_inline struct ntprof_record *target_lookup_rq(struct request *rq)
+static __always_inline struct ntprof_record *target_lookup_rq(struct request *rq, bool typed)
 {
 	struct bio *bio;
 
 	if (ntprof_nothing_sampled_in_flight())
 		return NULL;
-	bio = BPF_CORE_READ(rq, bio);
-	return bio ? target_lookup_req(BPF_CORE_READ(bio, bi_private)) : NULL;
+	bio = NTPROF_READ(typed, rq, bio);
+	return bio ? target_lookup_req(NTPROF_READ(typed, bio, bi_private)) : NULL;
 }
 
-static __always_inline int on_block_rq_issue(struct request *rq)
+static __always_inline int on_block_rq_issue(struct request *rq, bool typed)
 {
-	struct ntprof_record *v = target_lookup_rq(rq);
+	struct ntprof_record *v = target_lookup_rq(rq, typed);
 
 	if (v && !v->stamps[NTPROF_T_DRIVE_ISSUE]) {
 		v->stamps[NTPROF_T_DRIVE_ISSUE] = bpf_ktime_get_ns();
-		v->dev = ntprof_rq_dev(rq);
+		v->dev = ntprof_rq_dev(rq, typed);
 	}
 	return 0;
 }
 
-static __always_inline int on_block_rq_complete(struct request *rq)
+static __always_inline int on_block_rq_complete(struct request *rq, bool typed)
 {
-	struct ntprof_record *v = target_lookup_rq(rq);
+	struct ntprof_record *v = target_lookup_rq(rq, typed);
 
 	if (v)
 		v->stamps[NTPROF_T_DRIVE_DONE] = bpf_ktime_get_ns();
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq))
+NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq, ntprof_typed))
 
-NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), rq, on_block_rq_complete(rq))
+NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), rq,
+		       on_block_rq_complete(rq, ntprof_typed))
 
 /* ---- T3: nvmet_req_complete ---- */
-static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req, __u16 status)
+static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req, bool typed);
+
+/* status: the call's argument, or -1 at the tracepoint (then read from the CQE: only for a sampled
+ * command). */
+static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req, int status,
+						 bool typed)
 {
 	struct ntprof_record *v = target_lookup_req(req);
 
 	if (!v)
 		return 0;
+	if (status < 0)
+		status = cqe_status(req, typed);
 	v->stamps[NTPROF_T3_BACKEND_DONE] = bpf_ktime_get_ns();
 	v->status = status;
 	if (status)
@@ -258,19 +270,23 @@ static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req,
 }
 
 /* At the tracepoint the status is already in the CQE (status field = bits 15:1). */
-static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req)
+static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req, bool typed)
 {
+	void *cqe = NTPROF_READ(typed, req, cqe);
 	__u16 raw = 0;
 
-	bpf_probe_read_kernel(&raw, sizeof(raw), (void *)BPF_CORE_READ(req, cqe) + NTPROF_CQE_STATUS);
+	if (typed && cqe)
+		raw = *(__u16 *)(cqe + NTPROF_CQE_STATUS);
+	else if (!typed)
+		bpf_probe_read_kernel(&raw, sizeof(raw), cqe + NTPROF_CQE_STATUS);
 	return raw >> 1;
 }
 
 NTPROF_TRACEPOINT_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req), req,
-		       on_nvmet_req_complete(req, cqe_status(req)))
+		       on_nvmet_req_complete(req, -1, ntprof_typed))
 
 NTPROF_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 status),
-		on_nvmet_req_complete(req, status))
+		on_nvmet_req_complete(req, status, ntprof_typed))
 
 /* ---- T4: response queued ---- */
 static __always_inline int target_queue_response(struct nvmet_req___ntprof *req)

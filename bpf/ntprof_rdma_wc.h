@@ -10,13 +10,14 @@
 #ifndef NTPROF_RDMA_WC_H
 #define NTPROF_RDMA_WC_H
 
-/* The address of the struct type whose ib_cqe member `member` the completion wc names. */
-#define NTPROF_WC_OWNER(wc, type, member) \
-	((void *)BPF_CORE_READ(wc, wr_cqe) - bpf_core_field_offset(type, member))
+/* The address of the struct type whose ib_cqe member `member` the completion wc names. A number to
+ * the verifier in every variant (container_of steps before the typed ib_cqe). */
+#define NTPROF_WC_OWNER(typed, wc, type, member) \
+	((void *)NTPROF_READ(typed, wc, wr_cqe) - bpf_core_field_offset(type, member))
 
 /* The fentry and kprobe variants (<fn>_fentry, <fn>_kprobe) of a hook on the completion handler
- * fn, both calling handler(struct ib_wc___ntprof *wc). */
+ * fn, both calling handler(struct ib_wc___ntprof *wc, bool typed). */
 #define NTPROF_WC_HOOK(fn, handler) \
-	NTPROF_ENTRY_HOOK(fn, (void *cq, struct ib_wc___ntprof *wc), handler(wc))
+	NTPROF_ENTRY_HOOK(fn, (void *cq, struct ib_wc___ntprof *wc), handler(wc, ntprof_typed))
 
 #endif /* NTPROF_RDMA_WC_H */

@@ -45,7 +45,7 @@ struct {
  * on 6.12, ~18 ms after T2: it must not move T1 or rebind the record). */
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe,
-						   struct ntprof_record *rec)
+						   struct ntprof_record *rec, bool typed)
 {
 	struct ntprof_target_key k = {};
 	struct ntprof_record *arrived;
@@ -53,10 +53,12 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	if (ntprof_nothing_sampled_in_flight())
 		return false;
 	if (!sq)
-		sq = BPF_CORE_READ(req, sq);
+		sq = NTPROF_READ(typed, req, sq);
 	if (!sqe)
-		sqe = BPF_CORE_READ(req, cmd);
-	if (bpf_probe_read_kernel(&k.cid, sizeof(k.cid), sqe + NTPROF_SQE_CID))
+		sqe = NTPROF_READ(typed, req, cmd);
+	if (typed && sqe)
+		k.cid = *(const __u16 *)(sqe + NTPROF_SQE_CID);
+	else if (typed || bpf_probe_read_kernel(&k.cid, sizeof(k.cid), sqe + NTPROF_SQE_CID))
 		return false;
 	k.sq = (__u64)sq;
 	arrived = bpf_map_lookup_elem(&arrivals, &k);
@@ -78,7 +80,7 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 #define RSP_REQ(rsp) ((void *)(rsp) + bpf_core_field_offset(struct nvmet_rdma_rsp___ntprof, req))
 
 /* ---- T0: the capsule is received, the sampling decision ---- */
-static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc)
+static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc, bool typed)
 {
 	struct nvmet_rdma_cmd___ntprof *cmd;
 	struct nvmet_rdma_queue___ntprof *q;
@@ -86,17 +88,18 @@ static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc)
 	struct ntprof_record rec;
 	struct ntprof_sqe sqe;
 
-	if (BPF_CORE_READ(wc, status) != NTPROF_IB_WC_SUCCESS)
+	if (NTPROF_READ(typed, wc, status) != NTPROF_IB_WC_SUCCESS)
 		return 0;
-	cmd = NTPROF_WC_OWNER(wc, struct nvmet_rdma_cmd___ntprof, cqe);
-	q = BPF_CORE_READ(wc, qp, qp_context);
-	if (!q || !target_sampled_sqe(BPF_CORE_READ(cmd, nvme_cmd), &sqe))
+	cmd = NTPROF_WC_OWNER(typed, wc, struct nvmet_rdma_cmd___ntprof, cqe);
+	q = NTPROF_READ(typed, wc, qp, qp_context);
+	/* cmd and q are numbers (container_of, a void *): their reads are probe reads */
+	if (!q || !target_sampled_sqe(BPF_CORE_READ(cmd, nvme_cmd), &sqe, false))
 		return 0;
 	k.sq = (__u64)&q->nvme_sq;
 	k.cid = sqe.cid;
-	if (target_new_record(k.sq, &sqe,
-			      BPF_CORE_READ(wc, byte_len) > NVME_SQE_LEN ? NTPROF_F_INCAPSULE : 0,
-			      NTPROF_TRANSPORT_RDMA, bpf_ktime_get_ns(), &rec) &&
+	if (target_new_record(&q->nvme_sq, &sqe,
+			      NTPROF_READ(typed, wc, byte_len) > NVME_SQE_LEN ? NTPROF_F_INCAPSULE : 0,
+			      NTPROF_TRANSPORT_RDMA, bpf_ktime_get_ns(), &rec, false) &&
 	    ntprof_in_flight_insert(&arrivals, &k, &rec))
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
 	return 0;
@@ -119,14 +122,14 @@ NTPROF_ENTRY_HOOK(nvmet_rdma_execute_command, (void *rsp),
 		  on_nvmet_rdma_execute_command(ntprof_as_number(rsp)))
 
 /* ---- XFER_DONE of writes: the RDMA READ completed ---- */
-static __always_inline int on_nvmet_rdma_read_data_done(struct ib_wc___ntprof *wc)
+static __always_inline int on_nvmet_rdma_read_data_done(struct ib_wc___ntprof *wc, bool typed)
 {
 	struct ntprof_record *v;
 	__u64 now;
 
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
-	v = target_lookup_req(RSP_REQ(NTPROF_WC_OWNER(wc, struct nvmet_rdma_rsp___ntprof, read_cqe)));
+	v = target_lookup_req(RSP_REQ(NTPROF_WC_OWNER(typed, wc, struct nvmet_rdma_rsp___ntprof, read_cqe)));
 	if (!v)
 		return 0;
 	now = bpf_ktime_get_ns();
@@ -158,7 +161,7 @@ NTPROF_ENTRY_HOOK(nvmet_rdma_queue_response, (struct nvmet_req___ntprof *req),
 		on_nvmet_rdma_queue_response(req))
 
 /* ---- the response SEND completed: T5 of reads, emit ---- */
-static __always_inline int on_nvmet_rdma_send_done(struct ib_wc___ntprof *wc)
+static __always_inline int on_nvmet_rdma_send_done(struct ib_wc___ntprof *wc, bool typed)
 {
 	void *req;
 	struct ntprof_record *v;
@@ -166,7 +169,7 @@ static __always_inline int on_nvmet_rdma_send_done(struct ib_wc___ntprof *wc)
 
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
-	req = RSP_REQ(NTPROF_WC_OWNER(wc, struct nvmet_rdma_rsp___ntprof, send_cqe));
+	req = RSP_REQ(NTPROF_WC_OWNER(typed, wc, struct nvmet_rdma_rsp___ntprof, send_cqe));
 	v = target_lookup_req(req);
 	if (!v)
 		return 0;

@@ -53,19 +53,19 @@ enum target_kprobe_hook {
 #define PDU_BUF_MAX 128 /* sizeof(union nvme_tcp_pdu) is 72 + digest; anything inside is a header */
 
 /* A socket is ours when its local port is an NVMe/TCP port; its sk_user_data is the queue. */
-static __always_inline struct target_sock *target_sock_get(struct sock *sk)
+static __always_inline struct target_sock *target_sock_get(struct sock *sk, bool typed)
 {
 	__u64 key = (__u64)sk;
 	struct target_sock *s = bpf_map_lookup_elem(&target_socks, &key);
 	__u64 queue;
 
 	if (!s) {
-		__u16 lport = BPF_CORE_READ(sk, __sk_common.skc_num); /* host byte order */
+		__u16 lport = NTPROF_READ(typed, sk, __sk_common.skc_num); /* host byte order */
 
 		if (!bpf_map_lookup_elem(&tcp_ports, &lport))
 			return NULL;
 	}
-	queue = (__u64)BPF_CORE_READ(sk, sk_user_data) & ~7ULL;
+	queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL;
 	if (s && s->queue == queue)
 		return s;
 	if (!queue)
@@ -113,7 +113,7 @@ static __always_inline void target_recv_returned(struct socket *sock)
  * core then need not look for it. */
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe,
-						   struct ntprof_record *rec)
+						   struct ntprof_record *rec, bool typed)
 {
 	struct nvmet_tcp_queue___ntprof *q;
 	struct recv_return *r;
@@ -121,10 +121,10 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	__u32 zero = 0, plen = 0, hd;
 	__u64 t0 = 0;
 
-	if (!target_sampled_sqe(sqe ? sqe : BPF_CORE_READ(req, cmd), &s))
+	if (!target_sampled_sqe(sqe ? sqe : NTPROF_READ(typed, req, cmd), &s, typed))
 		return false;
 	if (!sq)
-		sq = BPF_CORE_READ(req, sq);
+		sq = NTPROF_READ(typed, req, sq);
 	q = (void *)sq - bpf_core_field_offset(struct nvmet_tcp_queue___ntprof, nvme_sq);
 	r = bpf_map_lookup_elem(&recv_returns, &zero);
 	if (r && r->sock == (__u64)BPF_CORE_READ(q, sock))
@@ -132,9 +132,9 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	/* the capsule header is still in queue->pdu: its length says whether data came in it */
 	bpf_probe_read_kernel(&plen, sizeof(plen), (void *)&q->pdu + 4);
 	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
-	return target_new_record((__u64)sq, &s,
+	return target_new_record(sq, &s,
 				 plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
-				 NTPROF_TRANSPORT_TCP, t0, rec);
+				 NTPROF_TRANSPORT_TCP, t0, rec, typed);
 }
 
 /* The request of the command slot a target-assigned tag (an R2T's, answered by H2CData) names on
@@ -152,7 +152,7 @@ static __always_inline __u64 target_tag_req(struct nvmet_tcp_queue___ntprof *q, 
  * nvmet_tcp reads PDU headers into queue->pdu (at queue->offset) and nothing else there: a read
  * ending at hlen + digest completes a header; an H2CData header's completion is T_DATA_RECEIVED of
  * the command it answers (its ttag names the command's slot). */
-static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, long ret)
+static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, long ret, bool typed)
 {
 	struct target_sock *s;
 	__u64 base, end;
@@ -160,10 +160,10 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 	__u32 hd;
 	struct ntprof_record *v;
 
-	s = target_sock_get(sk);
+	s = target_sock_get(sk, typed);
 	if (!s)
 		return;
-	base = (__u64)BPF_CORE_READ(vec, iov_base);
+	base = (__u64)NTPROF_READ(typed, vec, iov_base);
 	if (base < s->pdu || base >= s->pdu + PDU_BUF_MAX)
 		return;
 	end = base - s->pdu + ret;
@@ -183,20 +183,21 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 
 /* Every read that returned bytes notes its time (T0 of a capsule it completed); a sampled command
  * in flight may be waiting for its H2CData. */
-static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, long ret)
+static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, long ret,
+					     bool typed)
 {
 	if (ret <= 0) /* most calls find nothing to read: no work for them */
 		return;
 	target_recv_returned(sock);
 	if (!ntprof_nothing_sampled_in_flight())
-		target_on_recv(BPF_CORE_READ(sock, sk), vec, ret);
+		target_on_recv(NTPROF_READ(typed, sock, sk), vec, ret, typed);
 }
 
 SEC("fexit/kernel_recvmsg")
 int BPF_PROG(kernel_recvmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	     size_t num, size_t size, int flags, int ret)
 {
-	target_recv_done(sock, vec, ret);
+	target_recv_done(sock, vec, ret, true);
 	return 0;
 }
 
@@ -215,7 +216,7 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 
 	if (!a)
 		return 0;
-	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], ret);
+	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], ret, false);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }

@@ -131,10 +131,23 @@ SessionOptions LocalSession(const LoopDevice& loop) {
 }
 
 TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
+  // The typed variant (tp_btf) loads fields directly, the untyped one (raw_tp) through probe reads
+  // (bpf/ntprof_bpf_common.h, NTPROF_READ): one handler body, two ways of reading; both must agree.
+  const std::string attach = GENERATE(as<std::string>{}, "tp_btf", "raw_tp");
+  INFO("attach type " << attach);
   LoopDevice loop;
   LiveKernelFacts facts;
-  auto engine = AgentEngine::Start(LocalSession(loop), facts);
+  SessionOptions session = LocalSession(loop);
+  session.prefer_attach = attach;
+  auto engine = AgentEngine::Start(session, facts);
   REQUIRE(engine.ok());
+  for (const char* hook : {"block_rq_issue", "block_rq_complete"}) {
+    const VariantVerdict* chosen = nullptr;
+    for (const HookDecision& d : (*engine)->plan().hooks())
+      if (d.hook.name == hook) chosen = d.chosen_variant();
+    REQUIRE(chosen != nullptr);
+    CHECK(AttachTypeName(chosen->type, false) == attach);
+  }
   REQUIRE((*engine)->SetWatchedDevices({loop.dev()}).ok());
   DeviceCounters counters;  // what the kernel's block statistics say the device completed
   counters.Watch({loop.dev()});
