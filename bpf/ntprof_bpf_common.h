@@ -5,7 +5,8 @@
  *
  * Include once per object, first. One handler body serves the BTF-typed variants of a hook (tp_btf,
  * fentry, fexit) and the untyped ones (raw_tp, kprobe): hot paths read kernel memory through
- * NTPROF_READ, which loads directly in the typed ones and calls bpf_probe_read_kernel in the others.
+ * NTPROF_READ, which loads directly in the typed ones and calls bpf_probe_read_kernel in the
+ * others.
  */
 #ifndef NTPROF_BPF_COMMON_H
 #define NTPROF_BPF_COMMON_H
@@ -233,6 +234,13 @@ static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slb
 }
 
 /* The block device a request is for: the partition/whole-disk bdev the bio was aimed at. */
+/* A whole disk's device number (MAJOR << 20 | MINOR, as the kernel's dev_t). */
+static __always_inline __u32 ntprof_disk_dev(struct gendisk *disk, bool typed)
+{
+	return ((__u32)NTPROF_READ(typed, disk, major) << 20) |
+	       (__u32)NTPROF_READ(typed, disk, first_minor);
+}
+
 static __always_inline __u32 ntprof_rq_dev(struct request *rq, bool typed)
 {
 	struct block_device *part = NTPROF_READ(typed, rq, part);
@@ -240,10 +248,7 @@ static __always_inline __u32 ntprof_rq_dev(struct request *rq, bool typed)
 	if (part)
 		return NTPROF_READ(typed, part, bd_dev);
 	struct gendisk *disk = NTPROF_READ(typed, rq, q, disk);
-	if (!disk)
-		return 0;
-	return ((__u32)NTPROF_READ(typed, disk, major) << 20) |
-	       (__u32)NTPROF_READ(typed, disk, first_minor);
+	return disk ? ntprof_disk_dev(disk, typed) : 0;
 }
 
 static __always_inline bool ntprof_dev_watched(__u32 dev)
@@ -306,6 +311,18 @@ static __always_inline int ntprof_read_sqe(const void *sqe, struct ntprof_sqe *o
 		out->data_len &= 0xffffff; /* keyed SGL (RDMA): 24-bit length, then the key */
 	out->slba = *(__u64 *)&b[NTPROF_SQE_SLBA];
 	out->nlb = *(__u16 *)&b[NTPROF_SQE_NLB];
+	return 0;
+}
+
+/* The 16-bit field at p, the cheapest way the program can: a direct load when p is typed (see
+ * NTPROF_READ), else a probe read. 0, or -1 when it cannot be read. */
+static __always_inline int ntprof_get_u16(bool typed, const void *p, __u16 *out)
+{
+	if (!typed)
+		return bpf_probe_read_kernel(out, sizeof(*out), p) ? -1 : 0;
+	if (!p)
+		return -1;
+	*out = *(const __u16 *)p;
 	return 0;
 }
 

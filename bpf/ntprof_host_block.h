@@ -49,8 +49,9 @@ static __always_inline struct ntprof_record *host_same_command(struct request *r
  * The common case is one map operation, the insert: only when the request already has an entry is
  * that entry looked at (host_same_command). A stale one is counted and replaced; this same command
  * issued again (a retry or requeue) is stamped afresh, or kept with its first stamps when
- * keep_reissued. typed: see NTPROF_READ. A lookup before the insert and one after it, as this was first written, were two
- * of the five hash operations a sampled command cost (tests/bench/native_sampled_path.py).
+ * keep_reissued. typed: see NTPROF_READ. A lookup before the insert and one after it, as this was
+ * first written, were two of the five hash operations a sampled command cost
+ * (tests/bench/native_sampled_path.py).
  * Returns 0 when the command is tracked, non-zero when the table is full (counted). */
 static __always_inline long host_track_request(struct request *rq, struct ntprof_record *init,
 					       bool keep_reissued, bool typed)

@@ -38,11 +38,6 @@ static __always_inline void *nvme_req_of(struct request *rq)
 	return (void *)rq + bpf_core_type_size(struct request); /* blk_mq_rq_to_pdu() */
 }
 
-static __always_inline __u32 disk_dev(struct gendisk *disk)
-{
-	return ((__u32)BPF_CORE_READ(disk, major) << 20) | (__u32)BPF_CORE_READ(disk, first_minor);
-}
-
 /* The namespace device an I/O request is for, as users name it: with native multipath the request
  * runs on a hidden path disk (nvme0c0n1, no dev_t in sysfs), so take the head's disk (nvme0n1).
  * 0 for admin and fabrics requests (no namespace). queuedata is a void *: the namespace's fields
@@ -60,7 +55,7 @@ static __always_inline __u32 nvme_rq_dev(struct request *rq, bool typed)
 		disk = BPF_CORE_READ(head, disk);
 	if (!disk)
 		disk = BPF_CORE_READ(ns, disk);
-	return disk ? disk_dev(disk) : 0;
+	return disk ? ntprof_disk_dev(disk, false) : 0;
 }
 
 static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 qid, __u16 cid)

@@ -11,11 +11,12 @@
  *   drive issue/done: block_rq_issue/complete of the request whose bio carries the nvmet_req
  *
  * Include after ntprof_bpf_common.h. The transport's object defines
- *   target_command_arrives(req, sq, sqe, rec, typed): at nvmet_req_init, before anything else. true for a
- *       sampled I/O command, with its record so far in *rec (its identity, T0, flags): NVMe/TCP
- *       takes the sampling decision here, NVMe/RDMA took it at the capsule's receive completion
- *       and hands over what it noted since. false: nothing more to do for the command. sq and sqe
- *       may be NULL (then they are req->sq and req->cmd); typed: see NTPROF_READ;
+ *   target_command_arrives(req, sq, sqe, rec, typed): at nvmet_req_init, before anything else.
+ *       true for a sampled I/O command, with its record so far in *rec (its identity, T0,
+ *       flags): NVMe/TCP takes the sampling decision here, NVMe/RDMA took it at the capsule's
+ *       receive completion and hands over what it noted since. false: nothing more to do for the
+ *       command. sq and sqe may be NULL (then they are req->sq and req->cmd); typed: see
+ *       NTPROF_READ;
  *   target_command_bound(req): what it notes of a sampled command once it is in the table
  *       (NVMe/TCP: the command slot's reply PDU buffers);
  * and emits the record with its last stamp (target_emit_req()).
@@ -243,7 +244,8 @@ static __always_inline int on_block_rq_complete(struct request *rq, bool typed)
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq, on_block_rq_issue(rq, ntprof_typed))
+NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq,
+		       on_block_rq_issue(rq, ntprof_typed))
 
 NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), rq,
 		       on_block_rq_complete(rq, ntprof_typed))
@@ -275,10 +277,7 @@ static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req, bool typ
 	void *cqe = NTPROF_READ(typed, req, cqe);
 	__u16 raw = 0;
 
-	if (typed && cqe)
-		raw = *(__u16 *)(cqe + NTPROF_CQE_STATUS);
-	else if (!typed)
-		bpf_probe_read_kernel(&raw, sizeof(raw), cqe + NTPROF_CQE_STATUS);
+	ntprof_get_u16(typed, cqe ? cqe + NTPROF_CQE_STATUS : NULL, &raw);
 	return raw >> 1;
 }
 

@@ -56,9 +56,7 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 		sq = NTPROF_READ(typed, req, sq);
 	if (!sqe)
 		sqe = NTPROF_READ(typed, req, cmd);
-	if (typed && sqe)
-		k.cid = *(const __u16 *)(sqe + NTPROF_SQE_CID);
-	else if (typed || bpf_probe_read_kernel(&k.cid, sizeof(k.cid), sqe + NTPROF_SQE_CID))
+	if (ntprof_get_u16(typed, sqe ? sqe + NTPROF_SQE_CID : NULL, &k.cid))
 		return false;
 	k.sq = (__u64)sq;
 	arrived = bpf_map_lookup_elem(&arrivals, &k);
