@@ -134,8 +134,10 @@ absl::StatusOr<std::unique_ptr<AgentEngine>> AgentEngine::Start(const SessionOpt
                     .prefer_attach = options.prefer_attach};
   HookPlan plan = PlanHooks(options.role, options.transport, facts, inputs);
   std::unique_ptr<AgentEngine> engine(new AgentEngine(options, std::move(plan)));
-  engine->vmemmap_base_addr_ = facts.SymbolAddress("vmemmap_base");
-  engine->page_offset_base_addr_ = facts.SymbolAddress("page_offset_base");
+  if (const TransportRow* row = FindTransport(options.transport); row && row->page_addresses) {
+    engine->vmemmap_base_addr_ = facts.SymbolAddress("vmemmap_base");
+    engine->page_offset_base_addr_ = facts.SymbolAddress("page_offset_base");
+  }
   // Every refused program removes one variant, so this ends.
   for (int attempt = 0; attempt < 32; ++attempt) {
     if (absl::Status ok = engine->plan_.CheckRequired(); !ok.ok()) return ok;

@@ -186,6 +186,7 @@ const std::vector<TransportRow>& Transports() {
        .target = {NTPROF_BPF_OBJECT(target_tcp), TargetTcpHooks},
        .local_device = false,
        .spdk = true,
+       .page_addresses = true,
        .watch = WatchTcp},
       {.transport = v1::TRANSPORT_RDMA,
        .display_name = "NVMe/RDMA",

@@ -46,6 +46,10 @@ struct TransportRow {
   // subsystem NQN or controller to resolve.
   bool local_device = false;
   bool spdk = false;  // SPDK's user-space stack also speaks it (ntprofd record --spdk-...)
+  // Its BPF objects turn struct page pointers into addresses (NVMe/TCP PDU headers handed to TCP
+  // as pages): the agent looks up vmemmap_base and page_offset_base in kallsyms for them. Other
+  // transports skip that read of the whole listing at start.
+  bool page_addresses = false;
   // The devices and ports a recording of `role` watches; `device` = the one asked for or "".
   WatchedDevices (*watch)(Role role, const std::string& device) = nullptr;
 
