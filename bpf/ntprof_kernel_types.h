@@ -152,6 +152,7 @@ struct nvmet_rdma_rsp___ntprof {
 	struct ib_cqe___ntprof send_cqe; /* completion of the response SEND */
 	struct ib_cqe___ntprof read_cqe; /* completion of the RDMA READ of a write's data */
 	struct nvmet_req___ntprof req;   /* embedded: nvmet core names the command by &rsp->req */
+	struct nvmet_rdma_cmd___ntprof *cmd; /* the receive buffer the capsule came in */
 } NTPROF_CORE;
 
 /* ---- NVMe submission queue entry (NVMe base spec, 64 bytes, little endian) ---- */

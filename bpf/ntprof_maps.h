@@ -32,14 +32,6 @@ struct ntprof_host_cid_key {
 	__u16 cid;
 };
 
-/* Target: a command is (submission queue, cid) from its capsule until nvmet core names it by
- * request (NVMe/RDMA's "arrivals" table); the in-flight table is keyed by struct nvmet_req *. */
-struct ntprof_target_key {
-	__u64 sq;  /* struct nvmet_sq * of the queue */
-	__u16 cid;
-	__u16 pad[3];
-};
-
 /* Target: agent-local subsystem id -> subsystem NQN (filled once per subsystem by BPF). */
 #define NTPROF_NQN_LEN 256
 struct ntprof_subsys_name {

@@ -13,9 +13,8 @@
  * Include after ntprof_bpf_common.h. The transport's object defines
  *   target_command_arrives(req, sq, sqe, rec, typed): at nvmet_req_init, before anything else.
  *       true for a sampled I/O command, with its record so far in *rec (its identity, T0,
- *       flags): NVMe/TCP takes the sampling decision here, NVMe/RDMA took it at the capsule's
- *       receive completion and hands over what it noted since. false: nothing more to do for the
- *       command. sq and sqe may be NULL (then they are req->sq and req->cmd); typed: see
+ *       flags): both transports take the sampling decision here, and T0 from what their receive
+ *       hook noted on this CPU. false: nothing more to do for the command. sq and sqe may be NULL (then they are req->sq and req->cmd); typed: see
  *       NTPROF_READ;
  *   target_command_bound(req): what it notes of a sampled command once it is in the table
  *       (NVMe/TCP: the command slot's reply PDU buffers);

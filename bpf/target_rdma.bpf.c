@@ -3,10 +3,11 @@
  * target_rdma.bpf.c - NVMe/RDMA target (nvmet_rdma + nvmet core + the backing block device).
  * T1-T4 and the drive stamps come from ntprof_nvmet_target.h (shared with target_tcp.bpf.c).
  *
- *   T0  nvmet_rdma_recv_done ENTRY: the receive completion of the command capsule; the sampling
- *       decision is taken here, on the SQE in the receive buffer (cmd->nvme_cmd). In-capsule data
- *       when the capsule is longer than the 64-byte SQE.
- *   T1  tracepoint nvmet:nvmet_req_init (inside nvmet_rdma_handle_command)
+ *   T0  nvmet_rdma_recv_done ENTRY: the receive completion of the command capsule, noted on its
+ *       CPU only. In-capsule data when the capsule is longer than the 64-byte SQE.
+ *   T1  tracepoint nvmet:nvmet_req_init (inside nvmet_rdma_handle_command): the sampling decision,
+ *       on the SQE (req->cmd = the receive buffer's cmd->nvme_cmd); a sampled command takes the
+ *       T0 noted on its CPU
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  nvmet_rdma_queue_response entry: the response (and, for reads, the RDMA WRITEs of the data
@@ -30,41 +31,57 @@
 #include "ntprof_nvmet_target.h"
 #include "ntprof_rdma_wc.h"
 
-/* Sampled commands from their capsule's receive completion (T0, where the sampling decision is
- * taken) to nvmet_req_init, keyed by (sq, cid): nvmet_rdma takes the command's request only after
- * that completion, and nvmet_req_init moves the record to the in-flight table by request. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_INFLIGHT);
-	__type(key, struct ntprof_target_key);
-	__type(value, struct ntprof_record);
-} arrivals SEC(".maps");
+/* The last capsule receive completion on this CPU. nvmet_rdma_recv_done hands the capsule to
+ * nvmet_rdma_handle_command -> nvmet_req_init on the same CPU with no other receive between, so
+ * nvmet_req_init, which takes the sampling decision on the SQE it is typed for, finds its own
+ * capsule's arrival here. Noting it costs two loads and a clock read per command; deciding at the
+ * receive completion cost two probe reads of the SQE through the container_of'd receive buffer
+ * (about 16 us per command under emulation, docs/measurements.md). */
+struct capsule_arrival {
+	__u64 cqe;      /* struct ib_cqe * of the receive (&nvmet_rdma_cmd.cqe); 0 once taken */
+	__u64 ns;       /* T0 */
+	__u32 byte_len; /* capsule length: more than the SQE when data came in it */
+	__u32 pad;
+};
 
-/* nvmet_req_init: a command sampled at its capsule's arrival hands its record over; a second
- * nvmet_req_init for the same (sq, cid) finds none (seen for 9 of 1,515 QD8 reads over soft-RoCE
- * on 6.12, ~18 ms after T2: it must not move T1 or rebind the record). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct capsule_arrival);
+} capsule_arrivals SEC(".maps");
+
+#define NVME_SQE_LEN 64
+
+/* nvmet_req_init: the sampling decision on the SQE (sqe, else req->cmd). A sampled command takes
+ * the arrival noted on this CPU when it is its own receive buffer's (rsp->cmd->cqe, one probe read
+ * for sampled commands only) and consumes it. Without one (a command nvmet_rdma deferred until its
+ * queue went live, or a second nvmet_req_init for the same command: seen for 9 of 1,515 QD8 reads
+ * over soft-RoCE on 6.12, ~18 ms after T2), the command is not recorded: it must not take an
+ * earlier capsule's T0. */
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe,
 						   struct ntprof_record *rec, bool typed)
 {
-	struct ntprof_target_key k = {};
-	struct ntprof_record *arrived;
+	struct nvmet_rdma_rsp___ntprof *rsp;
+	struct capsule_arrival *a;
+	struct ntprof_sqe s;
+	__u32 zero = 0;
+	__u64 cmd;
 
-	if (ntprof_nothing_sampled_in_flight())
+	if (!target_sampled_sqe(sqe ? sqe : NTPROF_READ(typed, req, cmd), &s, typed))
 		return false;
+	a = bpf_map_lookup_elem(&capsule_arrivals, &zero);
+	rsp = (void *)req - bpf_core_field_offset(struct nvmet_rdma_rsp___ntprof, req);
+	cmd = (__u64)BPF_CORE_READ(rsp, cmd); /* a container_of result: a probe read */
+	if (!a || !cmd || !a->cqe ||
+	    a->cqe != cmd + bpf_core_field_offset(struct nvmet_rdma_cmd___ntprof, cqe))
+		return false;
+	a->cqe = 0;
 	if (!sq)
 		sq = NTPROF_READ(typed, req, sq);
-	if (!sqe)
-		sqe = NTPROF_READ(typed, req, cmd);
-	if (ntprof_get_u16(typed, sqe ? sqe + NTPROF_SQE_CID : NULL, &k.cid))
-		return false;
-	k.sq = (__u64)sq;
-	arrived = bpf_map_lookup_elem(&arrivals, &k);
-	if (!arrived)
-		return false;
-	*rec = *arrived;
-	ntprof_in_flight_delete(&arrivals, &k); /* the in-flight table's entry is counted anew */
-	return true;
+	return target_new_record(sq, &s, a->byte_len > NVME_SQE_LEN ? NTPROF_F_INCAPSULE : 0,
+				 NTPROF_TRANSPORT_RDMA, a->ns, rec, typed);
 }
 
 /* Replies are found by their work completions: nothing to note at T1. */
@@ -72,34 +89,20 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {
 }
 
-#define NVME_SQE_LEN 64
-
 /* The nvmet_req of the nvmet_rdma_rsp at rsp. */
 #define RSP_REQ(rsp) ((void *)(rsp) + bpf_core_field_offset(struct nvmet_rdma_rsp___ntprof, req))
 
-/* ---- T0: the capsule is received, the sampling decision ---- */
+/* ---- T0: the capsule is received; nvmet_req_init takes the decision ---- */
 static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc, bool typed)
 {
-	struct nvmet_rdma_cmd___ntprof *cmd;
-	struct nvmet_rdma_queue___ntprof *q;
-	struct ntprof_target_key k = {};
-	struct ntprof_record rec;
-	struct ntprof_sqe sqe;
+	__u32 zero = 0;
+	struct capsule_arrival *a = bpf_map_lookup_elem(&capsule_arrivals, &zero);
 
-	if (NTPROF_READ(typed, wc, status) != NTPROF_IB_WC_SUCCESS)
+	if (!a)
 		return 0;
-	cmd = NTPROF_WC_OWNER(typed, wc, struct nvmet_rdma_cmd___ntprof, cqe);
-	q = NTPROF_READ(typed, wc, qp, qp_context);
-	/* cmd and q are numbers (container_of, a void *): their reads are probe reads */
-	if (!q || !target_sampled_sqe(BPF_CORE_READ(cmd, nvme_cmd), &sqe, false))
-		return 0;
-	k.sq = (__u64)&q->nvme_sq;
-	k.cid = sqe.cid;
-	if (target_new_record(&q->nvme_sq, &sqe,
-			      NTPROF_READ(typed, wc, byte_len) > NVME_SQE_LEN ? NTPROF_F_INCAPSULE : 0,
-			      NTPROF_TRANSPORT_RDMA, bpf_ktime_get_ns(), &rec, false) &&
-	    ntprof_in_flight_insert(&arrivals, &k, &rec))
-		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+	a->ns = bpf_ktime_get_ns();
+	a->cqe = (__u64)NTPROF_READ(typed, wc, wr_cqe); /* a failed receive reaches no nvmet_req_init */
+	a->byte_len = NTPROF_READ(typed, wc, byte_len);
 	return 0;
 }
 

@@ -344,8 +344,7 @@ size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback&
     ++n;
   };
   // Every object keys its in-flight table by request (host: struct request *, target: struct
-  // nvmet_req *); the NVMe/RDMA target holds a command by (sq, cid) in "arrivals" until nvmet
-  // core names it.
+  // nvmet_req *).
   auto sweep = [&]<class Key>(struct bpf_map* table) {
     for (auto& [key, rec] : DumpMap<Key, ntprof_record>(table)) {
       if (!stale(rec)) continue;
@@ -355,10 +354,7 @@ size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback&
   };
   struct bpf_map* inflight = Map("inflight");
   sweep.operator()<uint64_t>(inflight);
-  if (options_.role == Role::kTarget) {
-    sweep.operator()<ntprof_target_key>(Map("arrivals"));
-    return n;
-  }
+  if (options_.role == Role::kTarget) return n;
   // Host: cid index entries whose request is gone (swept above, or a retried command got a new
   // cid) go too.
   struct bpf_map* cid_index = Map("cid_index");

@@ -53,10 +53,10 @@ std::vector<HookSpec> HostCompletionHooks(const char* hint) {
   };
 }
 
-std::vector<HookSpec> NvmetCoreHooks(const char* hint, bool decides_at_req_init) {
+std::vector<HookSpec> NvmetCoreHooks(const char* hint) {
   HookSpec req_init =
       TracepointHook("nvmet", "nvmet_req_init", "nvmet", "nvmet",
-                     decides_at_req_init ? "T1; sampling decision" : "T1", true, hint);
+                     "T1; sampling decision", true, hint);
   req_init.variants = kCoreFunctionVariants;
   HookSpec req_complete =
       TracepointHook("nvmet", "nvmet_req_complete", "nvmet", "nvmet", "T3", true, hint);

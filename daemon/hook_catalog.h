@@ -66,8 +66,8 @@ HookSpec FunctionHook(std::string name, std::string module, std::string types_mo
 HookSpec SetupCmdHook(const char* hint);
 // ... and its H4, H5 (the record is emitted at H5).
 std::vector<HookSpec> HostCompletionHooks(const char* hint);
-// nvmet core and the backing device: T1, T2, T3 and the drive stamps of every target transport;
-// `decides_at_req_init`: the transport takes its sampling decision at nvmet_req_init (NVMe/TCP).
-std::vector<HookSpec> NvmetCoreHooks(const char* hint, bool decides_at_req_init);
+// nvmet core and the backing device: T1 (where every target transport takes its sampling
+// decision), T2, T3 and the drive stamps.
+std::vector<HookSpec> NvmetCoreHooks(const char* hint);
 
 }  // namespace ntprof::agent

@@ -27,7 +27,6 @@ static_assert(offsetof(ntprof_record, subsys) == 172);
 static_assert(NTPROF_HOST_STAMPS <= NTPROF_MAX_STAMPS && NTPROF_TARGET_STAMPS <= NTPROF_MAX_STAMPS);
 
 static_assert(sizeof(ntprof_host_cid_key) == 8);
-static_assert(sizeof(ntprof_target_key) == 16);
 static_assert(sizeof(ntprof_subsys_name) == NTPROF_NQN_LEN);
 
 // The record's role and stack are copied into the v1 record as they are (the transport: its

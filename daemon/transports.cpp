@@ -91,7 +91,7 @@ std::vector<HookSpec> TargetTcpHooks() {
                    true, true, kNvmetTcpHint),
   };
   // NVMe/TCP decides on the SQE nvmet_tcp copied out of the capsule (bpf/target_tcp.bpf.c)
-  for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint, true)) hooks.push_back(std::move(h));
+  for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
   hooks.push_back(FunctionHook("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false,
                                false, kNvmetTcpHint));
   for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
@@ -139,9 +139,9 @@ std::vector<HookSpec> TargetRdmaHooks() {
     return FunctionHook(name, "nvmet_rdma", "nvmet_rdma", stamps, required, false, kNvmetRdmaHint);
   };
   std::vector<HookSpec> hooks = {
-      nvmet_rdma("nvmet_rdma_recv_done", "T0 (capsule received); sampling decision", true),
+      nvmet_rdma("nvmet_rdma_recv_done", "T0 (capsule received)", true),
   };
-  for (HookSpec& h : NvmetCoreHooks(kNvmetRdmaHint, false)) hooks.push_back(std::move(h));
+  for (HookSpec& h : NvmetCoreHooks(kNvmetRdmaHint)) hooks.push_back(std::move(h));
   hooks.push_back(nvmet_rdma("nvmet_rdma_execute_command",
                              "T_XFER_POSTED of writes (RDMA READ of the data posted)", false));
   hooks.push_back(nvmet_rdma("nvmet_rdma_read_data_done",

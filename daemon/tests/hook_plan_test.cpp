@@ -238,7 +238,7 @@ TEST_CASE("rdma_falls_back_to_kprobes_and_names_the_rdma_fix") {
   absl::Status s = PlanHooks(Role::kTarget, v1::TRANSPORT_RDMA, k, {}).CheckRequired();
   REQUIRE_FALSE(s.ok());
   CHECK(std::string(s.message()) ==
-        "cannot attach nvmet_rdma_recv_done (T0 (capsule received); sampling decision): module "
+        "cannot attach nvmet_rdma_recv_done (T0 (capsule received)): module "
         "nvmet_rdma not loaded; run modprobe nvmet-rdma and configure an RDMA port in "
         "/sys/kernel/config/nvmet");
   s = PlanHooks(Role::kHost, v1::TRANSPORT_RDMA, FakeKernelFacts::Debian61(), {}).CheckRequired();
