@@ -157,31 +157,6 @@ static __always_inline bool ntprof_nothing_sampled_in_flight(void)
 	return count && *count <= 0;
 }
 
-#define NTPROF_EEXIST 17
-
-/* Inserts (or replaces) the in-flight entry of a sampled command and counts it. 0 or the error. */
-static __always_inline long ntprof_in_flight_insert(void *table, const void *key, const void *value)
-{
-	long err;
-
-	ntprof_in_flight_add(1);
-	err = bpf_map_update_elem(table, key, value, BPF_NOEXIST);
-	if (err == -NTPROF_EEXIST) {
-		ntprof_in_flight_add(-1); /* replacing an entry already counted */
-		err = bpf_map_update_elem(table, key, value, BPF_ANY);
-	} else if (err) {
-		ntprof_in_flight_add(-1);
-	}
-	return err;
-}
-
-/* Deletes an in-flight entry; counts it when this call was the one that deleted it. */
-static __always_inline void ntprof_in_flight_delete(void *table, const void *key)
-{
-	if (bpf_map_delete_elem(table, key) == 0)
-		ntprof_in_flight_add(-1);
-}
-
 static __always_inline void ntprof_lose(__u32 cause)
 {
 	__u64 *n = bpf_map_lookup_elem(&losses, &cause);

@@ -25,13 +25,8 @@
 static __always_inline void host_command_sampled(struct request *rq);
 
 /* cid index: the wire (a PDU, an RDMA completion) names a command by (queue, cid); the in-flight
- * table is keyed by request. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_INFLIGHT);
-	__type(key, struct ntprof_host_cid_key);
-	__type(value, __u64);
-} cid_index SEC(".maps");
+ * table is keyed by request. A slot holds ntprof_cid_key_packed() -> struct request *. */
+NTPROF_SLOT_TABLE(cid_index, struct ntprof_index_slot);
 
 static __always_inline void *nvme_req_of(struct request *rq)
 {
@@ -58,39 +53,105 @@ static __always_inline __u32 nvme_rq_dev(struct request *rq, bool typed)
 	return disk ? ntprof_disk_dev(disk, false) : 0;
 }
 
+/* What a sampled command needs of its request queue's namespace. */
+struct host_queue_ns {
+	__u64 diskseq; /* of the queue's own disk: never reused while the system runs */
+	__u32 dev;     /* nvme_rq_dev() */
+	__u32 ctrl;    /* nvmeN instance */
+};
+
+/* Request queue -> its namespace's device and controller. Found afresh, they cost six probe reads
+ * through void * fields (queuedata, the driver data after the request), about 8 us each under
+ * emulation; a queue keeps them for its life. An entry counts only while its disk's diskseq
+ * matches, so a queue freed and its address reused by another namespace is read afresh. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, NTPROF_MAX_DEVICES);
+	__type(key, __u64);
+	__type(value, struct host_queue_ns);
+} host_queues SEC(".maps");
+
+/* The namespace of rq's queue in *ns; false for admin and fabrics requests. */
+static __always_inline bool host_queue_ns_of(struct request *rq, bool typed,
+					     struct host_queue_ns *ns)
+{
+	struct request_queue *q = NTPROF_READ(typed, rq, q);
+	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
+	struct gendisk *disk = q ? NTPROF_READ(typed, q, disk) : NULL;
+	__u64 key = (__u64)q;
+	struct host_queue_ns *known;
+
+	ns->diskseq = disk && bpf_core_field_exists(disk->diskseq) ? NTPROF_READ(typed, disk, diskseq)
+								    : 0;
+	known = ns->diskseq ? bpf_map_lookup_elem(&host_queues, &key) : NULL;
+	if (known && known->diskseq == ns->diskseq) {
+		*ns = *known;
+		return true;
+	}
+	ns->dev = nvme_rq_dev(rq, typed);
+	if (!ns->dev)
+		return false;
+	ns->ctrl = BPF_CORE_READ(nreq, ctrl, instance);
+	if (ns->diskseq) /* without it (before Linux 5.15) an entry could not be checked */
+		bpf_map_update_elem(&host_queues, &key, ns, BPF_ANY);
+	return true;
+}
+
 static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 qid, __u16 cid)
 {
-	struct ntprof_host_cid_key k = { .ctrl = ctrl, .qid = qid, .cid = cid };
-	__u64 *rq;
+	struct ntprof_index_slot *s;
 
 	if (ntprof_nothing_sampled_in_flight())
 		return NULL;
-	rq = bpf_map_lookup_elem(&cid_index, &k);
-	return rq ? host_lookup_request((struct request *)*rq) : NULL;
+	s = (struct ntprof_index_slot *)ntprof_slot_find(&cid_index,
+							  ntprof_cid_key_packed(ctrl, qid, cid));
+	return s ? host_lookup_request((struct request *)s->value) : NULL;
+}
+
+/* Indexes the sampled command rq by its (controller, qid, cid): 0, or -1 when no slot is free. A
+ * slot the key already has (a retried command's, or one the agent has not swept yet) is reused. */
+static __always_inline long host_index_cid(const struct ntprof_record *rec, struct request *rq)
+{
+	__u64 key = ntprof_cid_key_packed(rec->ctrl, rec->qid, rec->cid);
+	struct ntprof_index_slot *s = (struct ntprof_index_slot *)ntprof_slot_find(&cid_index, key);
+
+	if (!s)
+		s = (struct ntprof_index_slot *)ntprof_slot_claim(&cid_index, key);
+	if (!s)
+		return -1;
+	s->value = (__u64)rq;
+	return 0;
+}
+
+static __always_inline void host_unindex_cid(const struct ntprof_record *rec)
+{
+	__u64 key = ntprof_cid_key_packed(rec->ctrl, rec->qid, rec->cid);
+	__u64 *slot = ntprof_slot_find(&cid_index, key);
+
+	if (slot)
+		ntprof_slot_release(slot, key);
 }
 
 /* ---- H0/H1: nvme_setup_cmd, the sampling decision ---- */
 static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool typed)
 {
-	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
+	struct host_queue_ns ns;
 	struct ntprof_sqe sqe;
-	__u32 dev;
 
 	if (ntprof_get_sqe(typed, cmd, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
 		return 0;
 	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
 		return 0;
 	/* sampled: only now pay for the rest */
-	dev = nvme_rq_dev(rq, typed);
-	if (!dev || !ntprof_dev_watched(dev))
+	if (!host_queue_ns_of(rq, typed, &ns) || !ntprof_dev_watched(ns.dev))
 		return 0; /* an admin command (nvme_req_qid() == 0), or not a watched namespace */
 
 	struct ntprof_record init = {
 		.slba = sqe.slba,
 		.nsid = sqe.nsid,
 		.nlb = sqe.nlb,
-		.ctrl = BPF_CORE_READ(nreq, ctrl, instance),
-		.dev = dev,
+		.ctrl = ns.ctrl,
+		.dev = ns.dev,
 		.flags = ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0,
 		.qid = NTPROF_READ(typed, rq, mq_hctx, queue_num) + 1,
 		.cid = sqe.cid,
@@ -102,9 +163,7 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool
 	if (host_track_request(rq, &init, false, typed))
 		return 0;
 
-	struct ntprof_host_cid_key k = { .ctrl = init.ctrl, .qid = init.qid, .cid = init.cid };
-	__u64 v = (__u64)rq;
-	if (bpf_map_update_elem(&cid_index, &k, &v, BPF_ANY)) {
+	if (host_index_cid(&init, rq)) {
 		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
 		host_forget_request(rq);
 		return 0;
@@ -141,8 +200,7 @@ static __always_inline int on_block_rq_complete(struct request *rq)
 	if (!rec)
 		return 0;
 	ntprof_emit(rec);
-	struct ntprof_host_cid_key k = { .ctrl = rec->ctrl, .qid = rec->qid, .cid = rec->cid };
-	bpf_map_delete_elem(&cid_index, &k);
+	host_unindex_cid(rec);
 	host_forget_request(rq);
 	return 0;
 }

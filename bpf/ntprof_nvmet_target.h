@@ -23,6 +23,8 @@
 #ifndef NTPROF_NVMET_TARGET_H
 #define NTPROF_NVMET_TARGET_H
 
+#include "ntprof_slots.h"
+
 struct nvmet_req___ntprof;
 struct nvmet_sq___ntprof;
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
@@ -32,13 +34,8 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 
 /* Sampled commands from nvmet_req_init to their last stamp, keyed by struct nvmet_req *: nvmet
  * core, the block layer (bio->bi_private) and both transports' reply paths name a command by its
- * request, so every later hook finds it with one lookup. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, struct ntprof_record);
-} inflight SEC(".maps");
+ * request, so every later hook finds it in one slot table (ntprof_slots.h). */
+NTPROF_SLOT_TABLE(inflight, struct ntprof_record_slot);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -66,11 +63,7 @@ __u32 next_subsys_id = 0;
 
 static __always_inline struct ntprof_record *target_lookup_req(void *req)
 {
-	__u64 r = (__u64)req;
-
-	if (ntprof_nothing_sampled_in_flight())
-		return NULL;
-	return bpf_map_lookup_elem(&inflight, &r);
+	return ntprof_inflight_find(&inflight, (__u64)req);
 }
 
 /* The sampling decision on the SQE at sqe_addr: true, with its fields in *sqe, for a sampled
@@ -112,9 +105,7 @@ static __always_inline bool target_new_record(struct nvmet_sq___ntprof *sq,
 /* The command carried by req is done with: forget it. */
 static __always_inline void target_forget(void *req)
 {
-	__u64 r = (__u64)req;
-
-	ntprof_in_flight_delete(&inflight, &r);
+	ntprof_inflight_forget(&inflight, (__u64)req);
 }
 
 /* The command carried by req is finished: hand its record to user space and forget it. */
@@ -156,7 +147,6 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 					     struct nvmet_sq___ntprof *sq, const void *sqe, bool typed)
 {
 	struct ntprof_record rec;
-	__u64 r = (__u64)req;
 
 	if (!target_command_arrives(req, sq, sqe, &rec, typed))
 		return 0;
@@ -166,10 +156,8 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 	rec.stamps[NTPROF_T1_REQ_INIT] = bpf_ktime_get_ns();
 	rec.ctrl = NTPROF_READ(typed, ctrl, cntlid);
 	rec.subsys = target_subsys_id(ctrl, typed);
-	if (ntprof_in_flight_insert(&inflight, &r, &rec)) {
-		ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
-		return 0;
-	}
+	if (ntprof_inflight_put(&inflight, (__u64)req, &rec))
+		return 0; /* no slot free (counted) */
 	target_command_bound(req);
 	return 0;
 }

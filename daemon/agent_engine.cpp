@@ -333,39 +333,38 @@ std::map<uint32_t, std::string> AgentEngine::ReadSubsystemNames() const {
 }
 
 size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback& evicted) {
-  size_t n = 0;
-  auto stale = [&](const ntprof_record& r) {
-    uint64_t oldest = OldestStamp(r);
-    return oldest && oldest < before_mono_ns;
-  };
-  auto hand_over = [&](ntprof_record r) {
-    r.flags |= NTPROF_F_EVICTED;
-    evicted(r);
-    ++n;
-  };
+  if (!inflight_slots_) {
+    struct bpf_map* map = Map("inflight");
+    auto mapped = SlotTable<ntprof_record_slot>::Of(map ? bpf_map__fd(map) : -1);
+    if (!mapped.ok()) return 0;  // a USDT-only object (SPDK) keeps no in-flight table
+    inflight_slots_.emplace(std::move(*mapped));
+  }
   // Every object keys its in-flight table by request (host: struct request *, target: struct
   // nvmet_req *).
-  auto sweep = [&]<class Key>(struct bpf_map* table) {
-    for (auto& [key, rec] : DumpMap<Key, ntprof_record>(table)) {
-      if (!stale(rec)) continue;
-      if (bpf_map__delete_elem(table, &key, sizeof(key), 0) != 0) continue;  // completed meanwhile
-      hand_over(rec);
-    }
-  };
-  struct bpf_map* inflight = Map("inflight");
-  sweep.operator()<uint64_t>(inflight);
+  size_t n = 0;
+  inflight_slots_->ForEachUsed([&](uint32_t index, ntprof_record_slot slot) {
+    uint64_t oldest = OldestStamp(slot.rec);
+    if (!oldest || oldest >= before_mono_ns) return;
+    if (!inflight_slots_->Release(index, slot.key)) return;  // completed meanwhile
+    slot.rec.flags |= NTPROF_F_EVICTED;
+    evicted(slot.rec);
+    ++n;
+  });
   if (options_.role == Role::kTarget) return n;
   // Host: cid index entries whose request is gone (swept above, or a retried command got a new
   // cid) go too.
-  struct bpf_map* cid_index = Map("cid_index");
-  if (cid_index) {
-    for (auto& [k, rq] : DumpMap<ntprof_host_cid_key, uint64_t>(cid_index)) {
-      ntprof_record rec;
-      if (bpf_map__lookup_elem(inflight, &rq, sizeof(rq), &rec, sizeof(rec), 0) != 0 ||
-          rec.cid != k.cid || rec.qid != k.qid || rec.ctrl != k.ctrl)
-        bpf_map__delete_elem(cid_index, &k, sizeof(k), 0);
-    }
+  if (!cid_slots_) {
+    struct bpf_map* map = Map("cid_index");
+    auto mapped = SlotTable<ntprof_index_slot>::Of(map ? bpf_map__fd(map) : -1);
+    if (!mapped.ok()) return n;  // local block devices have no cid index
+    cid_slots_.emplace(std::move(*mapped));
   }
+  cid_slots_->ForEachUsed([&](uint32_t index, const ntprof_index_slot& slot) {
+    auto request = inflight_slots_->Find(slot.value);
+    if (!request || ntprof_cid_key_packed(request->rec.ctrl, request->rec.qid,
+                                          request->rec.cid) != slot.key)
+      cid_slots_->Release(index, slot.key);
+  });
   return n;
 }
 

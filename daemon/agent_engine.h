@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,7 @@
 #include "ntprof_maps.h"
 #include "ntprof_record.h"
 #include "session_options.h"
+#include "slot_table.h"
 
 struct ring_buffer;
 struct bpf_link;
@@ -96,6 +98,9 @@ class AgentEngine {
   uint64_t page_offset_base_addr_ = 0;  // objects' page -> address (ntprof_bpf_common.h)
   std::unique_ptr<BpfObjectHandle> object_;
   std::vector<struct bpf_link*> links_;
+  // The in-flight slot tables, mapped at the first sweep (after the object's final load).
+  std::optional<SlotTable<ntprof_record_slot>> inflight_slots_;
+  std::optional<SlotTable<ntprof_index_slot>> cid_slots_;
   struct ring_buffer* ring_ = nullptr;
   const RecordCallback* on_record_ = nullptr;  // valid during Poll
   static int OnRingRecord(void* ctx, void* data, size_t size);

@@ -26,7 +26,10 @@ static_assert(offsetof(ntprof_record, stack) == 169);
 static_assert(offsetof(ntprof_record, subsys) == 172);
 static_assert(NTPROF_HOST_STAMPS <= NTPROF_MAX_STAMPS && NTPROF_TARGET_STAMPS <= NTPROF_MAX_STAMPS);
 
-static_assert(sizeof(ntprof_host_cid_key) == 8);
+static_assert(offsetof(ntprof_record_slot, key) == 0 && offsetof(ntprof_record_slot, rec) == 8);
+static_assert(sizeof(ntprof_record_slot) == 8 + NTPROF_RECORD_SIZE);
+static_assert(sizeof(ntprof_index_slot) == 16);
+static_assert(NTPROF_SLOTS == 1u << NTPROF_SLOT_BITS && NTPROF_SLOT_PROBES <= NTPROF_SLOTS);
 static_assert(sizeof(ntprof_subsys_name) == NTPROF_NQN_LEN);
 
 // The record's role and stack are copied into the v1 record as they are (the transport: its

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_slots.h - in-flight tables as arrays of slots (layout and hash: ntprof_maps.h).
+ *
+ * A slot is claimed by swapping its key from 0 to the command's key (cmpxchg: two CPUs may aim at
+ * one free slot), found by comparing keys over the NTPROF_SLOT_PROBES slots from the key's home,
+ * and freed by swapping the key back to 0 (whoever swaps it owns the release, so a command's
+ * emit and the agent's sweep cannot both count it). Every step is inlined array access: no kernel
+ * call and no lock, which is what makes the rare sampled path cheap (docs/measurements.md).
+ *
+ * Include after ntprof_bpf_common.h.
+ */
+#ifndef NTPROF_SLOTS_H
+#define NTPROF_SLOTS_H
+
+#define NTPROF_SLOT_TABLE(name, slot_type)                                    \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                             \
+		__uint(map_flags, BPF_F_MMAPABLE); /* the agent's sweep */    \
+		__uint(max_entries, NTPROF_SLOTS);                            \
+		__type(key, __u32);                                           \
+		__type(value, slot_type);                                     \
+	} name SEC(".maps")
+
+/* The slot of table holding key (its first field), or NULL. key may be a BTF-typed pointer: it is
+ * only stored, compared and cut to 32 bits, all that the verifier allows on one. */
+static __always_inline __u64 *ntprof_slot_find(void *table, __u64 key)
+{
+	__u32 home = ntprof_slot_home((__u32)key);
+
+#pragma unroll
+	for (__u32 i = 0; i < NTPROF_SLOT_PROBES; i++) {
+		__u32 idx = (home + i) & (NTPROF_SLOTS - 1);
+		__u64 *slot = bpf_map_lookup_elem(table, &idx);
+
+		if (slot && *slot == key)
+			return slot;
+	}
+	return NULL;
+}
+
+/* Claims a free slot of table for key: the slot, or NULL when all its probes are taken. */
+static __always_inline __u64 *ntprof_slot_claim(void *table, __u64 key)
+{
+	__u32 home = ntprof_slot_home((__u32)key);
+
+#pragma unroll
+	for (__u32 i = 0; i < NTPROF_SLOT_PROBES; i++) {
+		__u32 idx = (home + i) & (NTPROF_SLOTS - 1);
+		__u64 *slot = bpf_map_lookup_elem(table, &idx);
+
+		if (slot && *slot == 0 && __sync_val_compare_and_swap(slot, 0, key) == 0)
+			return slot;
+	}
+	return NULL;
+}
+
+/* Frees slot if it still holds key: true when this call freed it. */
+static __always_inline bool ntprof_slot_release(__u64 *slot, __u64 key)
+{
+	return __sync_val_compare_and_swap(slot, key, 0) == key;
+}
+
+/* ---- tables of sampled commands' records, counted in sampled_in_flight ---- */
+
+/* The record of the sampled command keyed key, or NULL. While nothing sampled is in flight (most
+ * of an unsampled command's hooks at 1 in 100) this is one array read. */
+static __always_inline struct ntprof_record *ntprof_inflight_find(void *table, __u64 key)
+{
+	struct ntprof_record_slot *s;
+
+	if (ntprof_nothing_sampled_in_flight())
+		return NULL;
+	s = (struct ntprof_record_slot *)ntprof_slot_find(table, key);
+	return s ? &s->rec : NULL;
+}
+
+/* Starts tracking a sampled command keyed key with the record rec, replacing the record of an
+ * entry the key already has. 0, or -1 when no slot was free (counted). The count rises before the
+ * entry can be found, so a hook that finds the count 0 cannot miss an entry. */
+static __always_inline long ntprof_inflight_put(void *table, __u64 key,
+						 const struct ntprof_record *rec)
+{
+	struct ntprof_record_slot *s = (struct ntprof_record_slot *)ntprof_slot_find(table, key);
+
+	if (!s) {
+		ntprof_in_flight_add(1);
+		s = (struct ntprof_record_slot *)ntprof_slot_claim(table, key);
+		if (!s) {
+			ntprof_in_flight_add(-1);
+			ntprof_lose(NTPROF_LOSS_INFLIGHT_FULL);
+			return -1;
+		}
+	}
+	s->rec = *rec;
+	return 0;
+}
+
+/* Stops tracking the command keyed key (counted by whichever call frees its slot). */
+static __always_inline void ntprof_inflight_forget(void *table, __u64 key)
+{
+	__u64 *slot = ntprof_slot_find(table, key);
+
+	if (slot && ntprof_slot_release(slot, key))
+		ntprof_in_flight_add(-1);
+}
+
+#endif /* NTPROF_SLOTS_H */
