@@ -2,9 +2,10 @@
 # overhead_guest.sh - the guest half of agent_overhead.py, run inside a test-bed VM (copied to
 # /mnt/host/bin by the benchmark). One ssh call per step keeps the driver's own cost off the runs.
 #
-#   overhead_guest.sh start ROLE TRANSPORT RATE [DEVICE [SALT]]
+#   overhead_guest.sh start ROLE TRANSPORT RATE [DEVICE [SALT [NTPROFD]]]
 #                                                          ntprofd record, back once it records
-#                                                          (DEVICE - for none; SALT default 12345)
+#                                                          (DEVICE - for none; SALT default 12345;
+#                                                          NTPROFD: another build's binary)
 #   overhead_guest.sh stop                                 SIGINT the agent, wait for its file
 #   overhead_guest.sh snap                                 one JSON line: the agent's CPU time and
 #                                                          its BPF programs' runs so far
@@ -24,7 +25,7 @@ agent_pid() { [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && ca
 
 case $1 in
   start)
-    role=$2 transport=$3 rate=$4 device=${5:--} salt=${6:-12345}
+    role=$2 transport=$3 rate=$4 device=${5:--} salt=${6:-12345} ntprofd=${7:-/mnt/host/bin/ntprofd}
     extra=""
     [ "$device" != - ] && extra="--device $device"
     # run_cnt and run_time_ns of every BPF program (the kernel's own accounting)
@@ -33,7 +34,7 @@ case $1 in
     bpftool -j prog show | python3 -c 'import json, sys
 print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$dir/not-ours"
     rm -f "$dir/agent.ntp"
-    setsid /mnt/host/bin/ntprofd record --role "$role" --transport "$transport" -s "$rate" \
+    setsid "$ntprofd" record --role "$role" --transport "$transport" -s "$rate" \
       --salt "$salt" -i 3600 $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     for _ in $(seq 1200); do

@@ -11,6 +11,10 @@ in rounds of four runs in a rotating order:
   host only    the host at 1 in N, the target at 1 in N with another salt: the target's sampled
                path then runs for other commands, so the host's sampled ones carry only the host's
 
+With --baseline-ntprofd, every round also runs "1 in 1" and "1 in N" with that binary (another
+build's agent, on both sides), so two builds' penalties are compared in the same rounds of the
+same bed: under emulation the guests' speed drifts between runs far more than a change moves it.
+
 A sampled command's penalty is its end to end (the host recording's mean) against the mean of
 all reads in the same run (the block layer's accounting, /sys/block/DEV/stat), divided by that
 ratio at 1 in 1 (where both are the same commands, so it is what the two clocks disagree by).
@@ -19,21 +23,25 @@ the 1 in 1 run's mean latency against the off run of its round (the sampled path
 command: what it costs when its code and data stay in the caches).
 
   sampled_penalty.py [--transports tcp,rdma] [--rate 100] [--rounds 5] [--runtime 15]
-                     [--json FILE]
+                     [--json FILE] [--baseline-ntprofd PATH]
 
 Needs a running test bed (deploy/testbed/tb up --transport tcp,rdma) and a built ntprofctl.
 """
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 from agent_overhead import REPO, end_to_end_mean_us, guest, median_ci, prepare_bed, tb
 
 SALT, OTHER_SALT = 12345, 54321
 CONFIGS = ("off", "1 in 1", "1 in N", "host only")
+BASELINE_CONFIGS = ("1 in 1 baseline", "1 in N baseline")
+BASELINE_IN_GUEST = "/mnt/host/bin/ntprofd-baseline"
 
 
 def run_config(config, transport, dev, rate, ntprofctl, share, runtime):
@@ -41,11 +49,14 @@ def run_config(config, transport, dev, rate, ntprofctl, share, runtime):
     sides = {"off": None,
              "1 in 1": {"host": (1, SALT), "target": (1, SALT)},
              "1 in N": {"host": (rate, SALT), "target": (rate, SALT)},
-             "host only": {"host": (rate, SALT), "target": (rate, OTHER_SALT)}}[config]
+             "host only": {"host": (rate, SALT), "target": (rate, OTHER_SALT)}}[
+                 config.removesuffix(" baseline")]
+    binary = BASELINE_IN_GUEST if config.endswith(" baseline") else "/mnt/host/bin/ntprofd"
     if sides:
-        guest("target", "start", "target", transport, sides["target"][0], "-", sides["target"][1])
+        guest("target", "start", "target", transport, sides["target"][0], "-", sides["target"][1],
+              binary)
         guest("host", "start", "host", transport, sides["host"][0], os.path.basename(dev),
-              sides["host"][1])
+              sides["host"][1], binary)
     try:
         fio = json.loads(guest("host", "fio", dev, 1, runtime).strip().splitlines()[-1])
     finally:
@@ -90,6 +101,12 @@ def summarize(runs, transports, rate):
         say(f"  the target's part (both - host only):  "
             f"{100.0 * (statistics.median(both) - statistics.median(host)):+.1f} %")
         say(f"  mean latency of all reads at 1 in {rate}: {mean_us:.0f} us")
+        baseline = [c for c in full if all(c.get(k, {}).get("sampled_us") for k in BASELINE_CONFIGS)]
+        if baseline:
+            old = [ratio(c, "1 in N baseline") / ratio(c, "1 in 1 baseline") for c in baseline]
+            new = [ratio(c, "1 in N") / ratio(c, "1 in 1") for c in baseline]
+            say(f"  baseline build, penalty at 1 in {rate}, both sides: {pct(median_ci(old))}"
+                f"   (this build, same {len(baseline)} rounds: {pct(median_ci(new))})")
     return "\n".join(lines)
 
 
@@ -110,6 +127,8 @@ def main():
     ap.add_argument("--json", help="also write every run's measurements here")
     ap.add_argument("--summarize", metavar="JSON", help="print the summary of an earlier --json and exit")
     ap.add_argument("--build", default=os.environ.get("NTPROF_BUILD_DIR", os.path.join(REPO, "build")))
+    ap.add_argument("--baseline-ntprofd", metavar="PATH",
+                    help="another build's ntprofd, run at 1 in 1 and 1 in N in every round too")
     args = ap.parse_args()
     transports = args.transports.split(",")
     if args.summarize:
@@ -118,10 +137,16 @@ def main():
         return
     ntprofctl = os.path.join(args.build, "client", "ntprofctl")
     share, devs = prepare_bed(transports)
-    runs, total, started = [], args.rounds * len(CONFIGS) * len(transports), time.time()
+    configs = CONFIGS
+    if args.baseline_ntprofd:
+        with tempfile.TemporaryDirectory() as d:  # tb share keeps the file's own name
+            shutil.copy(args.baseline_ntprofd, os.path.join(d, os.path.basename(BASELINE_IN_GUEST)))
+            tb("share", os.path.join(d, os.path.basename(BASELINE_IN_GUEST)))
+        configs = CONFIGS + BASELINE_CONFIGS
+    runs, total, started = [], args.rounds * len(configs) * len(transports), time.time()
     for rnd in range(args.rounds):
         for transport in transports:
-            order = CONFIGS[rnd % len(CONFIGS):] + CONFIGS[:rnd % len(CONFIGS)]
+            order = configs[rnd % len(configs):] + configs[:rnd % len(configs)]
             for config in order:
                 run = run_config(config, transport, devs[transport], args.rate, ntprofctl, share,
                                  args.runtime)
