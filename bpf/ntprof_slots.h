@@ -22,9 +22,11 @@
 		__type(value, slot_type);                                     \
 	} name SEC(".maps")
 
-/* The slot of table holding key (its first field), or NULL. key may be a BTF-typed pointer: it is
- * only stored, compared and cut to 32 bits, all that the verifier allows on one. */
-static __always_inline __u64 *ntprof_slot_find(void *table, __u64 key)
+/* Tries the NTPROF_SLOT_PROBES slots from key's home: with claim, takes the first free one for
+ * key; without, finds the one holding key (its first field). The slot, or NULL. key may be a
+ * BTF-typed pointer: it is only stored, compared and cut to 32 bits, all that the verifier allows
+ * on one. */
+static __always_inline __u64 *ntprof_slot_probe(void *table, __u64 key, bool claim)
 {
 	__u32 home = ntprof_slot_home((__u32)key);
 
@@ -33,26 +35,24 @@ static __always_inline __u64 *ntprof_slot_find(void *table, __u64 key)
 		__u32 idx = (home + i) & (NTPROF_SLOTS - 1);
 		__u64 *slot = bpf_map_lookup_elem(table, &idx);
 
-		if (slot && *slot == key)
+		if (!slot)
+			continue;
+		if (claim ? *slot == 0 && __sync_val_compare_and_swap(slot, 0, key) == 0
+			  : *slot == key)
 			return slot;
 	}
 	return NULL;
 }
 
+static __always_inline __u64 *ntprof_slot_find(void *table, __u64 key)
+{
+	return ntprof_slot_probe(table, key, false);
+}
+
 /* Claims a free slot of table for key: the slot, or NULL when all its probes are taken. */
 static __always_inline __u64 *ntprof_slot_claim(void *table, __u64 key)
 {
-	__u32 home = ntprof_slot_home((__u32)key);
-
-#pragma unroll
-	for (__u32 i = 0; i < NTPROF_SLOT_PROBES; i++) {
-		__u32 idx = (home + i) & (NTPROF_SLOTS - 1);
-		__u64 *slot = bpf_map_lookup_elem(table, &idx);
-
-		if (slot && *slot == 0 && __sync_val_compare_and_swap(slot, 0, key) == 0)
-			return slot;
-	}
-	return NULL;
+	return ntprof_slot_probe(table, key, true);
 }
 
 /* Frees slot if it still holds key: true when this call freed it. */
