@@ -7,7 +7,6 @@
 namespace ntprof::agent {
 namespace {
 
-constexpr int kPollMs = 100;
 // How long a stop waits for the sampled commands in flight (QD1 under emulation: tens of ms; a
 // command that never completes, a lost controller, holds it this long).
 constexpr int kStopWaitMs = 1000;
@@ -106,8 +105,8 @@ RecordCallback Recorder::AddTo(v1::RecordBatch& batch) {
   };
 }
 
-absl::StatusOr<int> Recorder::Poll(v1::RecordBatch& batch) {
-  return engine_->Poll(kPollMs, AddTo(batch));
+absl::StatusOr<int> Recorder::Poll(int max_wait_ms, v1::RecordBatch& batch) {
+  return engine_->Poll(max_wait_ms, AddTo(batch));
 }
 
 absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns) {

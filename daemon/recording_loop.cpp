@@ -1,5 +1,7 @@
 #include "recording_loop.h"
 
+#include <algorithm>
+
 #include "monotonic_clock.h"
 
 namespace ntprof::agent {
@@ -8,6 +10,14 @@ namespace {
 constexpr int kMaxBatchRecords = 8192;  // a busy interval is cut into several batches
 
 }  // namespace
+
+int PollWaitMs(uint64_t now_ns, uint64_t next_interval_ns, uint64_t end_ns) {
+  const uint64_t due = std::min(next_interval_ns, end_ns);
+  if (due <= now_ns) return 0;
+  // rounded up, so the poll does not return just before the deadline and spin once more
+  const uint64_t wait_ms = (due - now_ns + 999'999) / 1'000'000;
+  return static_cast<int>(std::min<uint64_t>(wait_ms, kMaxPollWaitMs));
+}
 
 absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& options,
                           BatchSink& sink, const std::atomic<bool>& stop,
@@ -31,7 +41,7 @@ absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& opti
 
   *stop_reason = "stopped by signal";
   while (!stop.load()) {
-    auto polled = source.Poll(batch.batch());
+    auto polled = source.Poll(PollWaitMs(ClockNs(CLOCK_MONOTONIC), next_interval, end), batch.batch());
     if (!polled.ok()) {
       failure = polled.status();
       break;

@@ -22,8 +22,9 @@ namespace ntprof::agent {
 class RecordSource {
  public:
   virtual ~RecordSource() = default;
-  // Waits a short while (the source's own poll time) for records and adds them to `batch`.
-  virtual absl::StatusOr<int> Poll(v1::RecordBatch& batch) = 0;
+  // Waits up to max_wait_ms (less if the source polls on a shorter period of its own) for records
+  // and adds them to `batch`.
+  virtual absl::StatusOr<int> Poll(int max_wait_ms, v1::RecordBatch& batch) = 0;
   // After every poll: work on the source's own period (SPDK looks for new and exited processes).
   virtual std::optional<std::string> AfterPoll(uint64_t /*now_ns*/) { return std::nullopt; }
   // An interval ends, before its batch is cut: keep up with the machine (devices, identities,
@@ -47,6 +48,17 @@ struct RecordingLoopOptions {
   double interval_s = 1;
   double duration_s = 0;  // 0: until stopped
 };
+
+// The longest the loop waits in one poll: how late it may notice `stop` set by another thread (a
+// signal interrupts the wait at once). Otherwise it sleeps until the interval ends: the BPF side
+// wakes it early once a quarter of the ring waits (NTPROF_RING_WAKEUP_BYTES). A fixed 100 ms poll
+// woke an idle agent 10 times a second, which under emulation cost 1 % of a guest's CPU per I/O
+// (docs/measurements.md, sixth pass).
+inline constexpr int kMaxPollWaitMs = 1000;
+
+// How long the poll at now_ns may wait: until the earlier of the next interval and the end, at
+// most kMaxPollWaitMs, at least 0.
+int PollWaitMs(uint64_t now_ns, uint64_t next_interval_ns, uint64_t end_ns);
 
 // Records from `source` into `sink` until `stop` is set, the duration elapses or the source ends
 // the recording; always finalizes the sink. on_interval sees each batch as it is written;

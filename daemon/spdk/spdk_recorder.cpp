@@ -150,7 +150,7 @@ void SpdkRecorder::FillLosses(v1::LossCounters* l) const {
   l->set_missing_stamp(missing_stamp_ + unusable_);
 }
 
-absl::StatusOr<int> SpdkRecorder::Poll(int timeout_ms, v1::RecordBatch& batch) {
+absl::StatusOr<int> SpdkRecorder::PollProbes(int timeout_ms, v1::RecordBatch& batch) {
   return probes_->Poll(timeout_ms, [&](const ntprof_spdk_event& e) { OnEvent(e, batch); });
 }
 
@@ -167,7 +167,7 @@ void SpdkRecorder::Stop(bool drain, v1::RecordBatch& batch) {
   for (auto& [pid, t] : processes_) StopSampling(pid, t);
   if (!drain) return;
   for (int i = 0; i < 3; ++i) {
-    auto polled = Poll(i == 0 ? kPollMs : 0, batch);
+    auto polled = PollProbes(i == 0 ? kPollMs : 0, batch);
     if (!polled.ok() || (*polled == 0 && i > 0)) break;
   }
 }

@@ -7,6 +7,8 @@
 //   (recording_loop.h).
 #pragma once
 
+#include <algorithm>
+
 #include <atomic>
 #include <functional>
 #include <map>
@@ -72,11 +74,15 @@ class SpdkRecorder : private RecordSource {
   void OnEvent(const ntprof_spdk_event& e, v1::RecordBatch& batch);
 
   // RecordSource
-  absl::StatusOr<int> Poll(v1::RecordBatch& batch) override { return Poll(kPollMs, batch); }
+  // The USDT programs wake the agent at every event; the short poll keeps AfterPoll's process
+  // rescans on time.
+  absl::StatusOr<int> Poll(int max_wait_ms, v1::RecordBatch& batch) override {
+    return PollProbes(std::min(kPollMs, max_wait_ms), batch);
+  }
   std::optional<std::string> AfterPoll(uint64_t now_ns) override;
   void FillLosses(v1::LossCounters* losses) const override;
   void Stop(bool drain, v1::RecordBatch& batch) override;
-  absl::StatusOr<int> Poll(int timeout_ms, v1::RecordBatch& batch);
+  absl::StatusOr<int> PollProbes(int timeout_ms, v1::RecordBatch& batch);
 
   static constexpr int kPollMs = 50;
   void Log(const std::string& line) const {
