@@ -166,9 +166,9 @@ static __always_inline void ntprof_lose(__u32 cause)
 }
 
 /* The agent is woken once this much waits in the ring; below it, it drains the ring on its own
- * when its interval ends (daemon/recording_loop.h, at least once a second). A wakeup per record (an irq_work, then the agent's thread on a CPU
- * the I/O needs) was most of what a sampled command cost at its emit. A quarter of the ring leaves
- * room for 3 MiB more while the agent wakes. */
+ * when its interval ends (daemon/recording_loop.h, at least once a second). A wakeup per record
+ * (an irq_work, then the agent's thread on a CPU the I/O needs) was most of what a sampled command
+ * cost at its emit. A quarter of the ring leaves room for 3 MiB more while the agent wakes. */
 #define NTPROF_RING_WAKEUP_BYTES (1 << 20)
 
 /* Hand a finished record to user space. The in-flight entry is copied, so the caller may delete it. */

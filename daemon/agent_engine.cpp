@@ -332,13 +332,19 @@ std::map<uint32_t, std::string> AgentEngine::ReadSubsystemNames() const {
   return out;
 }
 
+template <class Slot>
+bool AgentEngine::MapSlotTable(const char* name, std::optional<SlotTable<Slot>>& table) const {
+  if (table) return true;
+  struct bpf_map* map = Map(name);
+  auto mapped = SlotTable<Slot>::Of(map ? bpf_map__fd(map) : -1);
+  if (!mapped.ok()) return false;
+  table.emplace(std::move(*mapped));
+  return true;
+}
+
 size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback& evicted) {
-  if (!inflight_slots_) {
-    struct bpf_map* map = Map("inflight");
-    auto mapped = SlotTable<ntprof_record_slot>::Of(map ? bpf_map__fd(map) : -1);
-    if (!mapped.ok()) return 0;  // a USDT-only object (SPDK) keeps no in-flight table
-    inflight_slots_.emplace(std::move(*mapped));
-  }
+  // a USDT-only object (SPDK) keeps no in-flight table
+  if (!MapSlotTable("inflight", inflight_slots_)) return 0;
   // Every object keys its in-flight table by request (host: struct request *, target: struct
   // nvmet_req *).
   size_t n = 0;
@@ -353,12 +359,7 @@ size_t AgentEngine::SweepInflight(uint64_t before_mono_ns, const RecordCallback&
   if (options_.role == Role::kTarget) return n;
   // Host: cid index entries whose request is gone (swept above, or a retried command got a new
   // cid) go too.
-  if (!cid_slots_) {
-    struct bpf_map* map = Map("cid_index");
-    auto mapped = SlotTable<ntprof_index_slot>::Of(map ? bpf_map__fd(map) : -1);
-    if (!mapped.ok()) return n;  // local block devices have no cid index
-    cid_slots_.emplace(std::move(*mapped));
-  }
+  if (!MapSlotTable("cid_index", cid_slots_)) return n;  // local block devices have no cid index
   cid_slots_->ForEachUsed([&](uint32_t index, const ntprof_index_slot& slot) {
     auto request = inflight_slots_->Find(slot.value);
     if (!request || ntprof_cid_key_packed(request->rec.ctrl, request->rec.qid,

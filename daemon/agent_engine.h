@@ -91,6 +91,10 @@ class AgentEngine {
   absl::Status TryLoadAndAttach(LogCallback& log, bool* retry);
   void Detach();
   struct bpf_map* Map(const char* name) const;
+  // Maps the object's slot table `name` into `table` once (after the object's final load); false
+  // when the object has no such table.
+  template <class Slot>
+  bool MapSlotTable(const char* name, std::optional<SlotTable<Slot>>& table) const;
 
   SessionOptions options_;
   HookPlan plan_;

@@ -41,7 +41,8 @@ absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& opti
 
   *stop_reason = "stopped by signal";
   while (!stop.load()) {
-    auto polled = source.Poll(PollWaitMs(ClockNs(CLOCK_MONOTONIC), next_interval, end), batch.batch());
+    const int wait_ms = PollWaitMs(ClockNs(CLOCK_MONOTONIC), next_interval, end);
+    auto polled = source.Poll(wait_ms, batch.batch());
     if (!polled.ok()) {
       failure = polled.status();
       break;
