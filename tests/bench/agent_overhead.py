@@ -4,7 +4,17 @@
 Runs fio (4 KiB random reads) on the test bed's NVMe-oF namespace with no agent and with ntprofd
 recording on both the host and the target at each sampling rate (0 = every hook attached, nothing
 sampled; 100; 1), in alternating order round after round, at each queue depth and over each
-transport. Prints, per transport and QD:
+transport. Two more configurations run in the same rounds when asked:
+
+  --floor                  programs that do nothing (tests/bench/empty_hooks) attached at exactly
+                           the points the agent attaches in each VM: what any program there costs,
+                           the floor under the agent's hooks (per hook, "above floor" is what the
+                           agent's own code adds);
+  --baseline-ntprofd PATH  another build's agent (an earlier commit's, say) at --baseline-rate, so
+                           a change's before and after are measured in the same rounds of the same
+                           bed despite the guests' drift.
+
+Prints, per transport and QD:
 
   * IOPS with agents / without: the median of each round's paired ratio, with a bootstrap 95 %
     confidence interval (under emulation IOPS swing up to 2x between identical runs; pairing
@@ -18,7 +28,8 @@ transport. Prints, per transport and QD:
 and, per role, rate and hook: runs per I/O, ns per run, ns per I/O.
 
   agent_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 5]
-                    [--runtime 5] [--json FILE]
+                    [--runtime 5] [--warmup 3] [--json FILE] [--floor] [--baseline-ntprofd PATH
+                    [--baseline-rate 100] [--baseline-label NAME]]
 
 Needs a running test bed (deploy/testbed/tb up --transport tcp,rdma) and a built ntprofctl.
 """
@@ -26,15 +37,19 @@ import argparse
 import json
 import os
 import random
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 TB = os.path.join(REPO, "deploy", "testbed", "tb")
 GUEST = "/mnt/host/bin/overhead_guest.sh"
 ROLES = ("host", "target")
+BASELINE_IN_GUEST = "/mnt/host/bin/ntprofd-baseline"
+OFF, FLOOR = "off", "floor"  # configuration keys; the others are "<rate>" and "baseline <rate>"
 
 
 def tb(*args, stdin=None):
@@ -79,33 +94,56 @@ def end_to_end_mean_us(ntprofctl, path):
     return sum(g["latency"]["mean_us"] * g["latency"]["n"] for g in groups) / n if n else None
 
 
-def measure(args, transport, dev, qd, rate):
-    """One fio run with the agents as they are (rate None = none running)."""
-    before = {r: snap(r) for r in ROLES} if rate is not None else None
+def config_rate(config):
+    """The sampling rate of an agent configuration ("100", "baseline 100"); None otherwise."""
+    return int(config.split()[-1]) if config not in (OFF, FLOOR) else None
+
+
+def measure(args, transport, dev, qd, config):
+    """One fio run with the VMs as they are (config OFF: nothing of ours running)."""
+    watched = config != OFF
+    before = {r: snap(r) for r in ROLES} if watched else None
     fio = json.loads(guest("host", "fio", dev, qd, args.runtime).strip().splitlines()[-1])
-    after = {r: snap(r) for r in ROLES} if rate is not None else None
-    run = {"transport": transport, "qd": qd, "rate": rate, "iops": fio["iops"], "ios": fio["ios"],
-           "block_reads": fio["block_reads"], "block_read_ms": fio["block_read_ms"]}
+    after = {r: snap(r) for r in ROLES} if watched else None
+    run = {"transport": transport, "qd": qd, "config": config, "rate": config_rate(config),
+           "iops": fio["iops"], "ios": fio["ios"], "block_reads": fio["block_reads"],
+           "block_read_ms": fio["block_read_ms"]}
     for r in ROLES:
         run[f"{r}_cpu_ns_per_io"] = int(guest(r, "cpu-per-io").strip().splitlines()[-1])
-        if rate is not None:
+        if watched:
             run[f"{r}_agent_ns"] = after[r]["agent_ns"] - before[r]["agent_ns"]
             run[f"{r}_bpf"] = bpf_runs(before[r], after[r])
     return run
 
 
-def configuration(args, transport, dev, rate, share, ntprofctl):
-    """The runs of every QD with the agents at rate (None: no agents), in one agent session."""
-    if rate is not None:
-        guest("target", "start", "target", transport, rate)
-        guest("host", "start", "host", transport, rate, os.path.basename(dev))
+def start(config, transport, dev, hook_names):
+    """Starts what config runs in both VMs: agents (this build's or the baseline's at its rate),
+    or the empty programs at the points the agent attaches there."""
+    for role in ("target", "host"):
+        if config == FLOOR:
+            guest(role, "start-empty", *hook_names[transport][role])
+            continue
+        binary = BASELINE_IN_GUEST if config.startswith("baseline") else "/mnt/host/bin/ntprofd"
+        device = os.path.basename(dev) if role == "host" else "-"
+        guest(role, "start", role, transport, config_rate(config), device, 12345, binary)
+
+
+def configuration(args, transport, dev, config, share, ntprofctl, hook_names):
+    """The runs of every QD in one configuration, in one agent session."""
+    if config != OFF:
+        start(config, transport, dev, hook_names)
     try:
-        runs = [measure(args, transport, dev, qd, rate) for qd in args.qd]
+        if args.warmup:
+            # An always-on agent is measured warm: the first seconds after a start cost its
+            # sampled path more (maps and slots touched for the first time). Every configuration,
+            # the one without agents too, gets the same unmeasured run.
+            guest("host", "fio", dev, args.qd[-1], args.warmup)
+        runs = [measure(args, transport, dev, qd, config) for qd in args.qd]
     finally:
-        if rate is not None:
+        if config != OFF:
             guest("host", "stop")
             guest("target", "stop")
-    if rate:
+    if config_rate(config):
         # The sampled commands of all QDs (one recording) against all commands of those runs.
         tb("ssh", "host", "cp /tmp/ntprof-overhead/agent.ntp /mnt/host/out/overhead-host.ntp")
         e2e = end_to_end_mean_us(ntprofctl, os.path.join(share, "out", "overhead-host.ntp"))
@@ -126,6 +164,28 @@ def prepare_bed(transports):
     return share, {t: tb("dev", "--transport", t).strip() for t in transports}
 
 
+def share_baseline(path):
+    """Copies another build's ntprofd into the bed's share, as BASELINE_IN_GUEST."""
+    with tempfile.TemporaryDirectory() as d:  # tb share keeps the file's own name
+        shutil.copy(path, os.path.join(d, os.path.basename(BASELINE_IN_GUEST)))
+        tb("share", os.path.join(d, os.path.basename(BASELINE_IN_GUEST)))
+
+
+def agent_hook_names(transports, devs):
+    """The programs this build's agent attaches in each VM, per transport and role (an agent at
+    rate 0 started and stopped once): where the floor's empty programs go."""
+    names = {}
+    for transport in transports:
+        start("0", transport, devs[transport], None)
+        try:
+            names[transport] = {role: sorted(p["name"] for p in snap(role)["progs"])
+                                for role in ROLES}
+        finally:
+            guest("host", "stop")
+            guest("target", "stop")
+    return names
+
+
 def median_ci(values, resamples=4000):
     """Median and a bootstrap 95 % confidence interval of the median."""
     rng = random.Random(1)
@@ -133,13 +193,48 @@ def median_ci(values, resamples=4000):
     return statistics.median(values), meds[int(0.025 * resamples)], meds[int(0.975 * resamples) - 1]
 
 
-def rate_name(rate):
-    return {None: "off", 0: "hooks only (rate 0)", 1: "1 in 1"}.get(rate, f"1 in {rate}")
+def config_name(config, baseline_label="baseline"):
+    if config == FLOOR:
+        return "floor (empty progs)"
+    rate = config_rate(config)
+    name = {None: "off", 0: "hooks only (rate 0)", 1: "1 in 1"}.get(rate, f"1 in {rate}")
+    return f"{baseline_label}, {name}" if config.startswith("baseline") else name
+
+
+def config_of(run):
+    """A run's configuration key (runs of older --json files have only their rate)."""
+    if "config" in run:
+        return run["config"]
+    return OFF if run["rate"] is None else str(run["rate"])
+
+
+def agent_configs(args):
+    """The configurations with something of ours running, in the order the tables show them."""
+    configs = [FLOOR] if args.floor else []
+    configs += [str(r) for r in args.rates]
+    if args.baseline_ntprofd:
+        configs.append(f"baseline {args.baseline_rate}")
+    return configs
+
+
+def per_hook(sel, role):
+    """Per program of role over the runs sel: (runs per I/O, ns per run, ns per I/O) medians."""
+    names = sorted({n for r in sel for n in r[f"{role}_bpf"]})
+    table = {}
+    for n in names:
+        per_io = [r[f"{role}_bpf"].get(n, (0, 0)) for r in sel]
+        table[n] = (statistics.median(c / r["ios"] for (c, _), r in zip(per_io, sel)),
+                    statistics.median(ns / c for c, ns in per_io if c) if any(c for c, _ in per_io)
+                    else 0.0,
+                    statistics.median(ns / r["ios"] for (_, ns), r in zip(per_io, sel)))
+    return table
 
 
 def summarize(runs, args):
     lines = []
     say = lines.append
+    configs = agent_configs(args)
+    name = lambda c: config_name(c, args.baseline_label)
     for transport in args.transports:
         for qd in args.qd:
             sel = [r for r in runs if r["transport"] == transport and r["qd"] == qd]
@@ -149,25 +244,25 @@ def summarize(runs, args):
                 f"({args.rounds} rounds of {args.runtime} s runs, alternating) ==")
             by_round = {}
             for r in sel:
-                by_round.setdefault(r["round"], {})[r["rate"]] = r
-            offs = [r for r in sel if r["rate"] is None]
+                by_round.setdefault(r["round"], {})[config_of(r)] = r
+            offs = [r for r in sel if config_of(r) == OFF]
             off_cpu = {role: statistics.median(r[f"{role}_cpu_ns_per_io"] for r in offs)
                        for role in ROLES}
             say(f"  without agents: median {statistics.median(r['iops'] for r in offs):.0f} IOPS; "
                 f"CPU per I/O: host {off_cpu['host'] / 1000:.1f} us, "
                 f"target {off_cpu['target'] / 1000:.1f} us")
-            say(f"  {'agents':<20} {'IOPS ratio [95% CI]':>26} {'host CPU/IO':>12} "
+            say(f"  {'agents':<30} {'IOPS ratio [95% CI]':>26} {'host CPU/IO':>12} "
                 f"{'target CPU/IO':>14} {'BPF ns/IO host':>15} {'target':>8} "
                 f"{'BPF % of CPU/IO':>16} {'agent ns/IO':>12}")
-            for rate in args.rates:
-                pairs = [rr for rr in by_round.values() if None in rr and rate in rr]
+            for config in configs:
+                pairs = [rr for rr in by_round.values() if OFF in rr and config in rr]
                 if not pairs:
                     continue
-                iops = median_ci([p[rate]["iops"] / p[None]["iops"] for p in pairs])
+                iops = median_ci([p[config]["iops"] / p[OFF]["iops"] for p in pairs])
                 cpu = {role: statistics.median(
-                    p[rate][f"{role}_cpu_ns_per_io"] / p[None][f"{role}_cpu_ns_per_io"]
+                    p[config][f"{role}_cpu_ns_per_io"] / p[OFF][f"{role}_cpu_ns_per_io"]
                     for p in pairs) for role in ROLES}
-                ons = [p[rate] for p in pairs]
+                ons = [p[config] for p in pairs]
                 bpf = {role: statistics.median(
                     sum(ns for _, ns in r[f"{role}_bpf"].values()) / r["ios"] for r in ons)
                     for role in ROLES}
@@ -175,41 +270,41 @@ def summarize(runs, args):
                 agent = statistics.median(
                     sum(r[f"{role}_agent_ns"] for role in ROLES) / r["ios"] for r in ons)
                 # the agents' own process time is part of the VMs' CPU: shown apart as well
-                say(f"  {rate_name(rate):<20} {iops[0]:>7.3f} [{iops[1]:.3f}, {iops[2]:.3f}]"
+                say(f"  {name(config):<30} {iops[0]:>7.3f} [{iops[1]:.3f}, {iops[2]:.3f}]"
                     f"{'':>6} {cpu['host']:>11.3f}x {cpu['target']:>13.3f}x "
                     f"{bpf['host']:>15.0f} {bpf['target']:>8.0f} "
                     f"{share['host']:>7.2f} / {share['target']:<6.2f} {agent:>12.0f}")
         # One recording covers every QD of a configuration, so the penalty is per transport.
         pen = {}
-        for rate in args.rates:
+        for config in configs:
             ratios = [r["sampled_vs_all"] for r in runs if r["transport"] == transport and
-                      r["rate"] == rate and r.get("sampled_vs_all") and r["qd"] == args.qd[0]]
+                      config_of(r) == config and r.get("sampled_vs_all") and r["qd"] == args.qd[0]]
             if ratios:
-                pen[rate] = statistics.median(ratios)
-        for rate, v in pen.items():
-            if rate in (0, 1) or 1 not in pen:
+                pen[config] = statistics.median(ratios)
+        for config, v in pen.items():
+            if config in ("0", "1") or "1" not in pen:
                 continue
-            say(f"  NVMe/{transport.upper()}, all QDs: a sampled command at {rate_name(rate)} takes "
-                f"{v:.3f}x the mean of all commands (block-layer accounting; 1 in 1: {pen[1]:.3f}x): "
-                f"penalty {100.0 * (v / pen[1] - 1):+.1f} %")
-    say("\n== per hook (median over the runs of every QD at each rate; ns as the kernel's bpf_stats count them) ==")
+            say(f"  NVMe/{transport.upper()}, all QDs: a sampled command at {name(config)} takes "
+                f"{v:.3f}x the mean of all commands (block-layer accounting; 1 in 1: {pen['1']:.3f}x): "
+                f"penalty {100.0 * (v / pen['1'] - 1):+.1f} %")
+    say("\n== per hook (median over the runs of every QD; ns as the kernel's bpf_stats count them;"
+        " above floor: ns/run over the empty program's at that point) ==")
     for transport in args.transports:
         for role in ROLES:
-            for rate in args.rates:
-                sel = [r for r in runs if r["transport"] == transport and r["rate"] == rate]
+            floor = per_hook([r for r in runs if r["transport"] == transport and
+                              config_of(r) == FLOOR], role)
+            for config in configs:
+                sel = [r for r in runs if r["transport"] == transport and config_of(r) == config]
                 if not sel:
                     continue
-                say(f"  {transport} {role}, {rate_name(rate)}:")
-                names = sorted({n for r in sel for n in r[f"{role}_bpf"]})
+                say(f"  {transport} {role}, {name(config)}:")
                 total = 0.0
-                for n in names:
-                    per_io = [r[f"{role}_bpf"].get(n, (0, 0)) for r in sel]
-                    runs_io = statistics.median(c / r["ios"] for (c, _), r in zip(per_io, sel))
-                    ns_run = statistics.median(ns / c for c, ns in per_io if c)
-                    ns_io = statistics.median(ns / r["ios"] for (_, ns), r in zip(per_io, sel))
+                for n, (runs_io, ns_run, ns_io) in per_hook(sel, role).items():
                     total += ns_io
+                    above = (f"{ns_run - floor[n][1]:>+8.0f} above floor"
+                             if n in floor and config != FLOOR else "")
                     say(f"    {n:<34} {runs_io:>6.2f} runs/IO {ns_run:>8.0f} ns/run "
-                        f"{ns_io:>8.0f} ns/IO")
+                        f"{ns_io:>8.0f} ns/IO {above}")
                 say(f"    {'all hooks':<34} {'':>14} {'':>15} {total:>8.0f} ns/IO")
     return "\n".join(lines)
 
@@ -221,9 +316,19 @@ def main():
     ap.add_argument("--rates", default="0,100,1")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--runtime", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=3,
+                    help="seconds of unmeasured reads after each start (0: none)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also run empty programs at the agent's attach points (the floor)")
+    ap.add_argument("--baseline-ntprofd", metavar="PATH",
+                    help="also run another build's agent, at --baseline-rate")
+    ap.add_argument("--baseline-rate", type=int, default=100)
+    ap.add_argument("--baseline-label", default="baseline",
+                    help="what the tables call the baseline build (a commit, say)")
     ap.add_argument("--json", help="also write every run's measurements here")
     ap.add_argument("--summarize", metavar="JSON",
-                    help="print the summary of an earlier run's --json file and exit")
+                    help="print the summary of an earlier run's --json file and exit (give the "
+                         "same --floor / --baseline-* flags to see those rows)")
     ap.add_argument("--build", default=os.environ.get("NTPROF_BUILD_DIR",
                                                       os.path.join(REPO, "build")))
     args = ap.parse_args()
@@ -241,21 +346,28 @@ def main():
         return
     ntprofctl = os.path.join(args.build, "client", "ntprofctl")
     share, devs = prepare_bed(args.transports)
+    if args.floor:
+        tb("share", os.path.join(args.build, "tests", "empty_hooks"))
+    if args.baseline_ntprofd:
+        share_baseline(args.baseline_ntprofd)
+    hook_names = agent_hook_names(args.transports, devs) if args.floor else None
     for role in ROLES:
         guest(role, "cpu-log")
-    configs = [None] + args.rates
+    configs = [OFF] + agent_configs(args)
     runs = []
     total = args.rounds * len(configs) * len(args.qd) * len(args.transports)
     started = time.time()
     for rnd in range(args.rounds):
         for transport in args.transports:
             shift = rnd % len(configs)  # rotate the order so no configuration always runs first
-            for rate in configs[shift:] + configs[:shift]:
-                for run in configuration(args, transport, devs[transport], rate, share, ntprofctl):
+            for config in configs[shift:] + configs[:shift]:
+                for run in configuration(args, transport, devs[transport], config, share, ntprofctl,
+                                         hook_names):
                     run["round"] = rnd
                     runs.append(run)
                     print(f"[{len(runs)}/{total}, {time.time() - started:.0f} s] {transport} "
-                          f"QD{run['qd']} {rate_name(rate)}: {run['iops']:.0f} IOPS, CPU per I/O "
+                          f"QD{run['qd']} {config_name(config, args.baseline_label)}: "
+                          f"{run['iops']:.0f} IOPS, CPU per I/O "
                           f"host {run['host_cpu_ns_per_io'] / 1000:.0f} us, target "
                           f"{run['target_cpu_ns_per_io'] / 1000:.0f} us", file=sys.stderr)
     if args.json:

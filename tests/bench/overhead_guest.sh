@@ -6,6 +6,10 @@
 #                                                          ntprofd record, back once it records
 #                                                          (DEVICE - for none; SALT default 12345;
 #                                                          NTPROFD: another build's binary)
+#   overhead_guest.sh start-empty PROGRAM...               programs that do nothing at those
+#                                                          points (the benchmark's floor), back
+#                                                          once attached; stop and snap treat
+#                                                          them as the agent
 #   overhead_guest.sh stop                                 SIGINT the agent, wait for its file
 #   overhead_guest.sh snap                                 one JSON line: the agent's CPU time and
 #                                                          its BPF programs' runs so far
@@ -23,16 +27,31 @@ mkdir -p "$dir"
 
 agent_pid() { [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && cat "$pidfile"; }
 
+# Before anything of ours loads: turn on the kernel's own accounting of every BPF program (run_cnt,
+# run_time_ns) and note the programs already loaded (systemd's, say), which are not ours.
+note_programs_before() {
+  sysctl -qw kernel.bpf_stats_enabled=1
+  bpftool -j prog show | python3 -c 'import json, sys
+print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$dir/not-ours"
+}
+
 case $1 in
+  start-empty)
+    shift
+    note_programs_before
+    setsid /mnt/host/bin/empty_hooks "$@" >"$dir/agent.log" 2>&1 </dev/null &
+    echo $! >"$pidfile"
+    for _ in $(seq 600); do
+      grep -q "^empty_hooks: attached" "$dir/agent.log" && exit 0
+      kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; exit 1; }
+      sleep 0.1
+    done
+    echo "empty_hooks did not attach within 60 s" >&2; exit 1 ;;
   start)
     role=$2 transport=$3 rate=$4 device=${5:--} salt=${6:-12345} ntprofd=${7:-/mnt/host/bin/ntprofd}
     extra=""
     [ "$device" != - ] && extra="--device $device"
-    # run_cnt and run_time_ns of every BPF program (the kernel's own accounting)
-    sysctl -qw kernel.bpf_stats_enabled=1
-    # programs loaded before the agent (systemd's, say) are not the agent's
-    bpftool -j prog show | python3 -c 'import json, sys
-print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$dir/not-ours"
+    note_programs_before
     rm -f "$dir/agent.ntp"
     setsid "$ntprofd" record --role "$role" --transport "$transport" -s "$rate" \
       --salt "$salt" -i 3600 $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &

@@ -30,18 +30,16 @@ Needs a running test bed (deploy/testbed/tb up --transport tcp,rdma) and a built
 import argparse
 import json
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import time
 
-from agent_overhead import REPO, end_to_end_mean_us, guest, median_ci, prepare_bed, tb
+from agent_overhead import (BASELINE_IN_GUEST, REPO, end_to_end_mean_us, guest, median_ci,
+                            prepare_bed, share_baseline, tb)
 
 SALT, OTHER_SALT = 12345, 54321
 CONFIGS = ("off", "1 in 1", "1 in N", "host only")
 BASELINE_CONFIGS = ("1 in 1 baseline", "1 in N baseline")
-BASELINE_IN_GUEST = "/mnt/host/bin/ntprofd-baseline"
 
 
 def run_config(config, transport, dev, rate, ntprofctl, share, runtime):
@@ -139,9 +137,7 @@ def main():
     share, devs = prepare_bed(transports)
     configs = CONFIGS
     if args.baseline_ntprofd:
-        with tempfile.TemporaryDirectory() as d:  # tb share keeps the file's own name
-            shutil.copy(args.baseline_ntprofd, os.path.join(d, os.path.basename(BASELINE_IN_GUEST)))
-            tb("share", os.path.join(d, os.path.basename(BASELINE_IN_GUEST)))
+        share_baseline(args.baseline_ntprofd)
         configs = CONFIGS + BASELINE_CONFIGS
     runs, total, started = [], args.rounds * len(configs) * len(transports), time.time()
     for rnd in range(args.rounds):
