@@ -25,7 +25,7 @@
 #include "ntprof_rdma_wc.h"
 
 /* The capsule is found by its SQE (qe->data) at H2: nothing to note at H1. */
-static __always_inline void host_command_sampled(struct request *rq)
+static __always_inline void host_command_sampled(struct request *rq, const void *cmd)
 {
 }
 
@@ -40,9 +40,9 @@ static __always_inline __u32 rdma_queue_ident(struct nvme_rdma_queue___ntprof *q
 }
 
 /* ---- H2: the command capsule SEND is posted ---- */
-static __always_inline int on_nvme_rdma_post_send(__u64 queue, __u64 qe, __u32 num_sge)
+static __always_inline int on_nvme_rdma_post_send(void *queue, void *qe, __u32 num_sge)
 {
-	struct nvme_rdma_qe___ntprof *e = (void *)qe;
+	struct nvme_rdma_qe___ntprof *e;
 	struct ntprof_record *rec;
 	__u8 sqe[NTPROF_SQE_CID + 2];
 	__u16 qid, cid;
@@ -50,11 +50,13 @@ static __always_inline int on_nvme_rdma_post_send(__u64 queue, __u64 qe, __u32 n
 
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
+	/* typed pointers become numbers by a probe read each: only past the gate */
+	e = (void *)ntprof_as_number(qe);
 	if (bpf_probe_read_kernel(sqe, sizeof(sqe), BPF_CORE_READ(e, data)) ||
 	    sqe[NTPROF_SQE_OPCODE] == NTPROF_OPC_FABRICS)
 		return 0;
 	cid = *(__u16 *)&sqe[NTPROF_SQE_CID];
-	ctrl = rdma_queue_ident((void *)queue, &qid);
+	ctrl = rdma_queue_ident((void *)ntprof_as_number(queue), &qid);
 	rec = host_lookup_cid(ctrl, qid, cid);
 	if (!rec || rec->stamps[NTPROF_H2_CAPSULE_SENT])
 		return 0;
@@ -65,7 +67,7 @@ static __always_inline int on_nvme_rdma_post_send(__u64 queue, __u64 qe, __u32 n
 }
 
 NTPROF_ENTRY_HOOK(nvme_rdma_post_send, (void *queue, void *qe, void *sge, __u32 num_sge),
-		  on_nvme_rdma_post_send(ntprof_as_number(queue), ntprof_as_number(qe), num_sge))
+		  on_nvme_rdma_post_send(queue, qe, num_sge))
 
 /* ---- H3: the response capsule is received ---- */
 static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc, bool typed)

@@ -118,10 +118,13 @@ static __always_inline struct host_sock *host_sock_get(struct sock *sk, bool typ
 
 /* ---- H2, H_DATA_SENT: a sampled command's PDU header handed to TCP ---- */
 
-static __always_inline void host_command_sampled(struct request *rq)
+static __always_inline void host_command_sampled(struct request *rq, const void *cmd)
 {
-	struct nvme_tcp_request___ntprof *req = nvme_req_of(rq);
-	__u64 pdu = (__u64)BPF_CORE_READ(req, pdu);
+	/* nvme_tcp_init_request points nvme_req(rq)->cmd, the SQE the tracepoint names, at the
+	 * capsule's SQE in the request's PDU buffer (struct nvme_tcp_cmd_pdu: the 8-byte common
+	 * header, then the SQE): the buffer's address without reading nvme_tcp_request.pdu (a probe
+	 * read, the command being reached through blk_mq_rq_to_pdu). */
+	__u64 pdu = cmd ? ntprof_as_number(cmd) - NTPROF_PDU_HDR_LEN : 0;
 	/* nvme_tcp_req_data_pdu(): the H2CData header is built at the back of the same buffer (since
 	 * Linux 5.17, so capsule and data header can coexist), earlier kernels at its start */
 	__u64 data_pdu = pdu + NTPROF_PDU_CMD_HLEN - NTPROF_PDU_SMALL_HLEN;
@@ -166,18 +169,18 @@ static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct
 						 bool typed)
 {
 	__u32 zero = 0;
-	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
+	struct host_recv_ctx *c;
 	struct nvme_tcp_queue___ntprof *q;
 	struct host_sock *s;
 
+	/* A reply can only name a command sent before it, so one that this skb carries was counted
+	 * before this call began: while none is, the receive is not followed. Its skb_copy_bits calls
+	 * may then find the context an earlier receive left; see on_skb_copy_bits. */
+	if (ntprof_nothing_sampled_in_flight())
+		return;
+	c = bpf_map_lookup_elem(&recv_ctx, &zero);
 	if (!c)
 		return;
-	/* A reply can only name a command sent before it, so one that this skb carries was counted
-	 * before this call began. */
-	if (ntprof_nothing_sampled_in_flight()) {
-		c->pdu = 0;
-		return;
-	}
 	q = NTPROF_READ(typed, desc, arg.data);
 	/* the socket the skb was queued on (typed, so its fields are loads); else the queue's */
 	struct sock *sk = NTPROF_READ(typed, skb, sk);
@@ -199,13 +202,21 @@ static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct
 static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int len, int ret)
 {
 	__u32 zero = 0;
-	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
+	struct host_recv_ctx *c;
 	__u64 at = (__u64)to;
 	struct ntprof_record *rec;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
 	__u16 cid;
 	__u64 now;
 
+	/* Most calls are not nvme_tcp's, and most of nvme_tcp's come while nothing sampled is in
+	 * flight: one array read for them. A context an earlier receive left (its receive began while
+	 * nothing was in flight) still names the queue whose header buffer `to` is in, so a header
+	 * read through it is that queue's; and the command it names was sent before the gate opened,
+	 * so it is not a sampled one and no record is found. */
+	if (ntprof_nothing_sampled_in_flight())
+		return;
+	c = bpf_map_lookup_elem(&recv_ctx, &zero);
 	if (!c || !c->pdu || at < c->pdu || at >= c->pdu + c->hdr_len)
 		return;
 	/* skb_copy_bits recurses into frag-list skbs with the same destination: only the outer call,
@@ -261,8 +272,11 @@ SEC("kprobe/skb_copy_bits")
 int BPF_KPROBE(skb_copy_bits_kprobe, struct sk_buff *skb, int offset, void *to, int len)
 {
 	__u32 zero = 0;
-	struct host_recv_ctx *c = bpf_map_lookup_elem(&recv_ctx, &zero);
+	struct host_recv_ctx *c;
 
+	if (ntprof_nothing_sampled_in_flight())
+		return 0;
+	c = bpf_map_lookup_elem(&recv_ctx, &zero);
 	/* save only the copies that can matter: most skb_copy_bits calls are not ours */
 	if (c && c->pdu && (__u64)skb == c->skb && (__u64)to >= c->pdu &&
 	    (__u64)to < c->pdu + c->hdr_len)

@@ -341,14 +341,17 @@ static __always_inline void *ntprof_page_address(__u64 page)
 	return (void *)(ntprof_page_offset_base + (pfn << 12));
 }
 
-/* A pointer as a plain number. In fentry/fexit programs pointer arguments are trusted BTF pointers
- * on which the verifier allows no arithmetic; a copy through memory is a scalar. In kprobes (and
- * for scalars) it is a plain copy, so one handler body serves both variants. */
+/* A pointer as a plain number. In BTF-typed programs pointer arguments are trusted BTF pointers on
+ * which the verifier allows no arithmetic. Negating a register twice gives the same bits, and the
+ * verifier lets a loader that may see kernel addresses (CAP_PERFMON, which tracing needs anyway)
+ * negate a pointer, after which the register is a number: two instructions. (The copy through
+ * bpf_probe_read_kernel this replaces was a kernel call, about as dear as any probe read under
+ * emulation.) For numbers, as in kprobes, it is the identity, so one handler body serves both. */
 static __always_inline __u64 ntprof_as_number(const void *p)
 {
-	__u64 v = 0;
+	__u64 v = (__u64)p;
 
-	bpf_probe_read_kernel(&v, sizeof(v), &p);
+	asm volatile("%0 = -%0; %0 = -%0" : "+r"(v));
 	return v;
 }
 

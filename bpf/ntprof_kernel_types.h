@@ -52,11 +52,6 @@ struct nvme_tcp_ctrl___ntprof {
 	struct nvme_tcp_queue___ntprof *queues; /* qid = queue - queues */
 	struct nvme_ctrl___ntprof ctrl;
 } NTPROF_CORE;
-/* The request's driver data (blk_mq_rq_to_pdu; starts with struct nvme_request). */
-struct nvme_tcp_request___ntprof {
-	void *pdu; /* where the command's PDU headers are built: capsule at the start, H2CData at the
-		    * back (nvme_tcp_req_data_pdu) */
-} NTPROF_CORE;
 
 /* ---- nvmet core (drivers/nvme/target/nvmet.h) ---- */
 struct nvmet_subsys___ntprof;

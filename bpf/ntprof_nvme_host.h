@@ -12,8 +12,9 @@
  * on hidden path disks that have no dev_t in sysfs.
  *
  * Define NTPROF_HOST_TRANSPORT (enum ntprof_transport) and include after ntprof_host_block.h.
- * The including object defines host_command_sampled(rq): what its transport notes of a command
- * it has just begun to track (NVMe/TCP: where the command's PDU headers are built).
+ * The including object defines host_command_sampled(rq, cmd): what its transport notes of a
+ * command it has just begun to track (NVMe/TCP: where the command's PDU headers are built); cmd
+ * is the tracepoint's SQE pointer (nvme_req(rq)->cmd).
  */
 #ifndef NTPROF_NVME_HOST_H
 #define NTPROF_NVME_HOST_H
@@ -22,7 +23,7 @@
 #error "define NTPROF_HOST_TRANSPORT before including ntprof_nvme_host.h"
 #endif
 
-static __always_inline void host_command_sampled(struct request *rq);
+static __always_inline void host_command_sampled(struct request *rq, const void *cmd);
 
 /* cid index: the wire (a PDU, an RDMA completion) names a command by (queue, cid); the in-flight
  * table is keyed by request. A slot holds ntprof_cid_key_packed() -> struct request *. */
@@ -168,7 +169,7 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool
 		host_forget_request(rq);
 		return 0;
 	}
-	host_command_sampled(rq);
+	host_command_sampled(rq, cmd);
 	return 0;
 }
 

@@ -275,14 +275,16 @@ NTPROF_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 sta
 		on_nvmet_req_complete(req, status, ntprof_typed))
 
 /* ---- T4: response queued ---- */
-static __always_inline int target_queue_response(struct nvmet_req___ntprof *req)
+/* The record of the sampled command req, stamped T4 when this call queues its response; NULL for
+ * any other command. */
+static __always_inline struct ntprof_record *target_queue_response(struct nvmet_req___ntprof *req)
 {
 	struct ntprof_record *v = target_lookup_req(req);
 
 	/* before T3 this call queued an R2T, not the response */
 	if (v && v->stamps[NTPROF_T3_BACKEND_DONE])
 		v->stamps[NTPROF_T4_RESPOND] = bpf_ktime_get_ns();
-	return 0;
+	return v;
 }
 
 #endif /* NTPROF_NVMET_TARGET_H */

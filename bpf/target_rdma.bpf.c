@@ -109,9 +109,14 @@ static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc, bo
 NTPROF_WC_HOOK(nvmet_rdma_recv_done, on_nvmet_rdma_recv_done)
 
 /* ---- XFER_POSTED of writes: the RDMA READ of the host's data is posted ---- */
-static __always_inline int on_nvmet_rdma_execute_command(__u64 rsp)
+static __always_inline int on_nvmet_rdma_execute_command(void *rsp)
 {
-	struct ntprof_record *v = target_lookup_req(RSP_REQ(rsp));
+	struct ntprof_record *v;
+
+	if (ntprof_nothing_sampled_in_flight())
+		return 0;
+	/* the typed pointer becomes a number by a probe read: only past the gate */
+	v = target_lookup_req(RSP_REQ(ntprof_as_number(rsp)));
 
 	if (v && (v->flags & NTPROF_F_WRITE) && !(v->flags & NTPROF_F_INCAPSULE) &&
 	    v->bytes && !v->stamps[NTPROF_T_XFER_DONE])
@@ -120,7 +125,7 @@ static __always_inline int on_nvmet_rdma_execute_command(__u64 rsp)
 }
 
 NTPROF_ENTRY_HOOK(nvmet_rdma_execute_command, (void *rsp),
-		  on_nvmet_rdma_execute_command(ntprof_as_number(rsp)))
+		  on_nvmet_rdma_execute_command(rsp))
 
 /* ---- XFER_DONE of writes: the RDMA READ completed ---- */
 static __always_inline int on_nvmet_rdma_read_data_done(struct ib_wc___ntprof *wc, bool typed)
@@ -144,11 +149,9 @@ NTPROF_WC_HOOK(nvmet_rdma_read_data_done, on_nvmet_rdma_read_data_done)
 /* ---- T4 (and T5 / XFER_POSTED): the response is posted ---- */
 static __always_inline int on_nvmet_rdma_queue_response(struct nvmet_req___ntprof *req)
 {
-	struct ntprof_record *v;
+	struct ntprof_record *v = target_queue_response(req);
 	__u64 t4;
 
-	target_queue_response(req);
-	v = target_lookup_req(req);
 	if (!v || !(t4 = v->stamps[NTPROF_T4_RESPOND]))
 		return 0;
 	if (!(v->flags & NTPROF_F_WRITE) && v->bytes && !v->status)

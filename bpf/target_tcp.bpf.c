@@ -223,7 +223,7 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 
 
 NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req),
-		target_queue_response(req))
+		(target_queue_response(req), 0))
 
 /* ---- T5, T_R2T_SENT, T_RESPONSE_SENT: reply PDUs handed to TCP ---- */
 

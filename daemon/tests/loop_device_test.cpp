@@ -23,6 +23,7 @@
 #include "batch_sink.h"
 #include "block_devices.h"
 #include "bpf_test_support.h"
+#include "loop_device.h"
 #include "device_counters.h"
 #include "ntp_reader.h"
 #include "ntprof_sampler.h"
@@ -40,56 +41,14 @@ constexpr uint32_t kSampleRate = 4;
 constexpr uint64_t kSalt = 0x5eed;
 constexpr uint8_t kNvmeWrite = 0x01, kNvmeRead = 0x02;
 
-void Skip(const std::string& why) {
-  std::fprintf(stderr, "SKIPPED: %s\n", why.c_str());
-  std::exit(ntprof::testing::kSkipCode);
+using ntprof::testing::LoopDevice;
+
+// The loop device's kernel device number, as the agent watches it.
+uint32_t DevOf(const LoopDevice& loop) {
+  auto dev = ResolveBlockDevice(loop.name());
+  REQUIRE(dev.ok());
+  return *dev;
 }
-
-std::string Run(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return out;
-  char buf[256];
-  while (fgets(buf, sizeof(buf), p)) out += buf;
-  pclose(p);
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
-
-// A loop device over a sparse file, detached and removed at the end.
-class LoopDevice {
- public:
-  LoopDevice() {
-    ntprof::testing::SkipUnlessRoot("BPF programs and loop devices need root");
-    if (!fs::exists("/sys/kernel/btf/vmlinux")) Skip("kernel has no BTF (/sys/kernel/btf/vmlinux)");
-    file_ = fs::temp_directory_path() / ("ntprof-loop-" + std::to_string(::getpid()) + ".img");
-    std::ofstream(file_).close();
-    fs::resize_file(file_, kDeviceBytes);
-    path_ = Run("losetup --find --show " + file_.string() + " 2>/dev/null");
-    if (path_.rfind("/dev/loop", 0) != 0) {
-      fs::remove(file_);
-      Skip("cannot attach a loop device (losetup --find --show failed)");
-    }
-    name_ = path_.substr(5);
-    // H0 is rq->start_time_ns, which the block layer only sets when it keeps I/O statistics.
-    std::ofstream("/sys/block/" + name_ + "/queue/iostats") << "1";
-    auto dev = ResolveBlockDevice(name_);
-    REQUIRE(dev.ok());
-    dev_ = *dev;
-  }
-  ~LoopDevice() {
-    Run("losetup -d " + path_);
-    fs::remove(file_);
-  }
-  const std::string& path() const { return path_; }
-  const std::string& name() const { return name_; }
-  uint32_t dev() const { return dev_; }
-
- private:
-  fs::path file_;
-  std::string path_, name_;
-  uint32_t dev_ = 0;
-};
 
 // kBlocks distinct 4 KiB-aligned offsets, in a fixed pseudo-random order (no merging).
 std::vector<uint64_t> Offsets() {
@@ -106,18 +65,8 @@ bool SampledLocal(uint8_t opcode, uint64_t offset) {
   return ntprof_sampled(opcode, 0, offset / 512, kBlock / 512 - 1, 0, kSalt, kSampleRate);
 }
 
-void DoDirectIo(const std::string& path, const std::vector<uint64_t>& offsets, bool write) {
-  int fd = ::open(path.c_str(), (write ? O_WRONLY : O_RDONLY) | O_DIRECT);
-  REQUIRE(fd >= 0);
-  void* buf = nullptr;
-  REQUIRE(posix_memalign(&buf, kBlock, kBlock) == 0);
-  std::memset(buf, 0xab, kBlock);
-  for (uint64_t off : offsets) {
-    ssize_t n = write ? ::pwrite(fd, buf, kBlock, off) : ::pread(fd, buf, kBlock, off);
-    REQUIRE(n == static_cast<ssize_t>(kBlock));
-  }
-  free(buf);
-  ::close(fd);
+void DoDirectIo(const LoopDevice& loop, const std::vector<uint64_t>& offsets, bool write) {
+  REQUIRE(loop.DirectIo(offsets, kBlock, write));
 }
 
 SessionOptions LocalSession(const LoopDevice& loop) {
@@ -135,7 +84,7 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
   // (bpf/ntprof_bpf_common.h, NTPROF_READ): one handler body, two ways of reading; both must agree.
   const std::string attach = GENERATE(as<std::string>{}, "tp_btf", "raw_tp");
   INFO("attach type " << attach);
-  LoopDevice loop;
+  LoopDevice loop(kDeviceBytes);
   LiveKernelFacts facts;
   SessionOptions session = LocalSession(loop);
   session.prefer_attach = attach;
@@ -148,13 +97,13 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
     REQUIRE(chosen != nullptr);
     CHECK(AttachTypeName(chosen->type, false) == attach);
   }
-  REQUIRE((*engine)->SetWatchedDevices({loop.dev()}).ok());
+  REQUIRE((*engine)->SetWatchedDevices({DevOf(loop)}).ok());
   DeviceCounters counters;  // what the kernel's block statistics say the device completed
-  counters.Watch({loop.dev()});
+  counters.Watch({DevOf(loop)});
 
   std::vector<uint64_t> offsets = Offsets();
-  DoDirectIo(loop.path(), offsets, /*write=*/true);
-  DoDirectIo(loop.path(), offsets, /*write=*/false);
+  DoDirectIo(loop, offsets, /*write=*/true);
+  DoDirectIo(loop, offsets, /*write=*/false);
 
   std::vector<ntprof_record> records;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
@@ -172,7 +121,7 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
     // Every record, ours or another reader's (udev probes new loop devices), was sampled by the
     // same rule the C++ sampler applies to its fields.
     CHECK(ntprof_sampled(r.opcode, r.nsid, r.slba, r.nlb, r.cid, kSalt, kSampleRate));
-    CHECK(r.dev == loop.dev());
+    CHECK(r.dev == DevOf(loop));
     CHECK(r.role == NTPROF_ROLE_HOST);
     CHECK(r.transport == NTPROF_TRANSPORT_LOCAL);
     uint64_t off = r.slba * 512;
@@ -200,21 +149,21 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
   CHECK(expected_writes.size() > kBlocks / kSampleRate / 2);  // the test really sampled something
 
   auto counted = counters.Read();
-  REQUIRE(counted.count(loop.dev()));
-  CHECK(counted[loop.dev()].writes == static_cast<uint64_t>(kBlocks));
-  CHECK(counted[loop.dev()].write_bytes == static_cast<uint64_t>(kBlocks) * kBlock);
-  CHECK(counted[loop.dev()].reads >= static_cast<uint64_t>(kBlocks));
+  REQUIRE(counted.count(DevOf(loop)));
+  CHECK(counted[DevOf(loop)].writes == static_cast<uint64_t>(kBlocks));
+  CHECK(counted[DevOf(loop)].write_bytes == static_cast<uint64_t>(kBlocks) * kBlock);
+  CHECK(counted[DevOf(loop)].reads >= static_cast<uint64_t>(kBlocks));
 
   CHECK(losses.ring_buffer_full == 0);
   CHECK(losses.inflight_table_full == 0);
 }
 
 TEST_CASE("unwatched_device_is_not_sampled") {
-  LoopDevice loop;
+  LoopDevice loop(kDeviceBytes);
   LiveKernelFacts facts;
   auto engine = AgentEngine::Start(LocalSession(loop), facts);
   REQUIRE(engine.ok());  // no SetWatchedDevices: nothing is watched
-  DoDirectIo(loop.path(), Offsets(), /*write=*/true);
+  DoDirectIo(loop, Offsets(), /*write=*/true);
   int n = 0;
   REQUIRE((*engine)->Poll(300, [&](const ntprof_record&) { ++n; }).ok());
   CHECK(n == 0);
@@ -224,14 +173,14 @@ TEST_CASE("unwatched_device_is_not_sampled") {
 // record, while every hook is still attached (detaching them one by one under running I/O would
 // leave commands with part of their stamps).
 TEST_CASE("stop_sampling_samples_no_new_command_while_the_hooks_stay_attached") {
-  LoopDevice loop;
+  LoopDevice loop(kDeviceBytes);
   LiveKernelFacts facts;
   auto engine = AgentEngine::Start(LocalSession(loop), facts);
   REQUIRE(engine.ok());
-  REQUIRE((*engine)->SetWatchedDevices({loop.dev()}).ok());
+  REQUIRE((*engine)->SetWatchedDevices({DevOf(loop)}).ok());
   std::vector<uint64_t> offsets = Offsets();
   auto records_of_writes = [&] {
-    DoDirectIo(loop.path(), offsets, /*write=*/true);
+    DoDirectIo(loop, offsets, /*write=*/true);
     int n = 0;
     for (int i = 0; i < 5; ++i)
       REQUIRE((*engine)->Poll(100, [&](const ntprof_record& r) { n += r.opcode == kNvmeWrite; }).ok());
@@ -245,7 +194,7 @@ TEST_CASE("stop_sampling_samples_no_new_command_while_the_hooks_stay_attached") 
 }
 
 TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
-  LoopDevice loop;
+  LoopDevice loop(kDeviceBytes);
   LiveKernelFacts facts;
   RecordingOptions o;
   o.session = LocalSession(loop);
@@ -262,7 +211,7 @@ TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
   std::vector<uint64_t> offsets = Offsets();
   std::thread io([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    DoDirectIo(loop.path(), offsets, /*write=*/true);
+    DoDirectIo(loop, offsets, /*write=*/true);
   });
   REQUIRE((*recorder)->Run(**sink, stop).ok());
   io.join();
