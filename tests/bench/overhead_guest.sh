@@ -35,18 +35,24 @@ note_programs_before() {
 print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$dir/not-ours"
 }
 
+# Waits until the process started last (its pid in $pidfile) logs a line starting with $1, at most
+# $2 seconds; its log on stderr if it exits first.
+await_ready() {
+  for _ in $(seq $(($2 * 10))); do
+    grep -q "^$1" "$dir/agent.log" && return 0
+    kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "no \"$1\" within $2 s" >&2; return 1
+}
+
 case $1 in
   start-empty)
     shift
     note_programs_before
     setsid /mnt/host/bin/empty_hooks "$@" >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
-    for _ in $(seq 600); do
-      grep -q "^empty_hooks: attached" "$dir/agent.log" && exit 0
-      kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; exit 1; }
-      sleep 0.1
-    done
-    echo "empty_hooks did not attach within 60 s" >&2; exit 1 ;;
+    await_ready "empty_hooks: attached" 60 ;;
   start)
     role=$2 transport=$3 rate=$4 device=${5:--} salt=${6:-12345} ntprofd=${7:-/mnt/host/bin/ntprofd}
     extra=""
@@ -56,13 +62,8 @@ case $1 in
     setsid "$ntprofd" record --role "$role" --transport "$transport" -s "$rate" \
       --salt "$salt" -i 3600 $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
-    for _ in $(seq 1200); do
-      # "ntprofd: recording ..." comes once every hook is attached
-      grep -q "^ntprofd: recording" "$dir/agent.log" && exit 0
-      kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; exit 1; }
-      sleep 0.1
-    done
-    echo "ntprofd did not start recording within 120 s" >&2; exit 1 ;;
+    # "ntprofd: recording ..." comes once every hook is attached
+    await_ready "ntprofd: recording" 120 ;;
   stop)
     p=$(agent_pid) || exit 0
     kill -INT "$p"
