@@ -50,7 +50,6 @@ static __always_inline int on_nvme_rdma_post_send(void *queue, void *qe, __u32 n
 
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
-	/* typed pointers become numbers by a probe read each: only past the gate */
 	e = (void *)ntprof_as_number(qe);
 	if (bpf_probe_read_kernel(sqe, sizeof(sqe), BPF_CORE_READ(e, data)) ||
 	    sqe[NTPROF_SQE_OPCODE] == NTPROF_OPC_FABRICS)

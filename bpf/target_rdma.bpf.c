@@ -111,12 +111,7 @@ NTPROF_WC_HOOK(nvmet_rdma_recv_done, on_nvmet_rdma_recv_done)
 /* ---- XFER_POSTED of writes: the RDMA READ of the host's data is posted ---- */
 static __always_inline int on_nvmet_rdma_execute_command(void *rsp)
 {
-	struct ntprof_record *v;
-
-	if (ntprof_nothing_sampled_in_flight())
-		return 0;
-	/* the typed pointer becomes a number by a probe read: only past the gate */
-	v = target_lookup_req(RSP_REQ(ntprof_as_number(rsp)));
+	struct ntprof_record *v = target_lookup_req(RSP_REQ(ntprof_as_number(rsp)));
 
 	if (v && (v->flags & NTPROF_F_WRITE) && !(v->flags & NTPROF_F_INCAPSULE) &&
 	    v->bytes && !v->stamps[NTPROF_T_XFER_DONE])
