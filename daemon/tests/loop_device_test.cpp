@@ -85,6 +85,7 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
   const std::string attach = GENERATE(as<std::string>{}, "tp_btf", "raw_tp");
   INFO("attach type " << attach);
   LoopDevice loop(kDeviceBytes);
+  const uint32_t dev = DevOf(loop);
   LiveKernelFacts facts;
   SessionOptions session = LocalSession(loop);
   session.prefer_attach = attach;
@@ -97,9 +98,9 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
     REQUIRE(chosen != nullptr);
     CHECK(AttachTypeName(chosen->type, false) == attach);
   }
-  REQUIRE((*engine)->SetWatchedDevices({DevOf(loop)}).ok());
+  REQUIRE((*engine)->SetWatchedDevices({dev}).ok());
   DeviceCounters counters;  // what the kernel's block statistics say the device completed
-  counters.Watch({DevOf(loop)});
+  counters.Watch({dev});
 
   std::vector<uint64_t> offsets = Offsets();
   DoDirectIo(loop, offsets, /*write=*/true);
@@ -121,7 +122,7 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
     // Every record, ours or another reader's (udev probes new loop devices), was sampled by the
     // same rule the C++ sampler applies to its fields.
     CHECK(ntprof_sampled(r.opcode, r.nsid, r.slba, r.nlb, r.cid, kSalt, kSampleRate));
-    CHECK(r.dev == DevOf(loop));
+    CHECK(r.dev == dev);
     CHECK(r.role == NTPROF_ROLE_HOST);
     CHECK(r.transport == NTPROF_TRANSPORT_LOCAL);
     uint64_t off = r.slba * 512;
@@ -149,10 +150,10 @@ TEST_CASE("loop_device_io_yields_the_sampled_commands_with_ordered_stamps") {
   CHECK(expected_writes.size() > kBlocks / kSampleRate / 2);  // the test really sampled something
 
   auto counted = counters.Read();
-  REQUIRE(counted.count(DevOf(loop)));
-  CHECK(counted[DevOf(loop)].writes == static_cast<uint64_t>(kBlocks));
-  CHECK(counted[DevOf(loop)].write_bytes == static_cast<uint64_t>(kBlocks) * kBlock);
-  CHECK(counted[DevOf(loop)].reads >= static_cast<uint64_t>(kBlocks));
+  REQUIRE(counted.count(dev));
+  CHECK(counted[dev].writes == static_cast<uint64_t>(kBlocks));
+  CHECK(counted[dev].write_bytes == static_cast<uint64_t>(kBlocks) * kBlock);
+  CHECK(counted[dev].reads >= static_cast<uint64_t>(kBlocks));
 
   CHECK(losses.ring_buffer_full == 0);
   CHECK(losses.inflight_table_full == 0);
