@@ -23,8 +23,9 @@ Prints, per transport and QD:
   * the BPF programs' own run time per I/O (kernel.bpf_stats_enabled) as a share of the VM's CPU
     per I/O without agents: the figure that resolves 1 %;
   * the agent process's CPU per I/O (user + sys);
-  * the sampled-command penalty: the sampled commands' end to end (from the recording) against the
-    mean of all commands (the block layer's own accounting), at 1 in 100 relative to 1 in 1;
+  * the sampled-command penalty: the end to end of the sampled commands that started during a run
+    (from the recording) against the mean of all reads of that run (the block layer's own
+    accounting), at 1 in N relative to 1 in 1 in the same round, with its interval;
 and, per role, rate and hook: runs per I/O, ns per run, ns per I/O.
 
   agent_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 5]
@@ -49,6 +50,7 @@ TB = os.path.join(REPO, "deploy", "testbed", "tb")
 GUEST = "/mnt/host/bin/overhead_guest.sh"
 ROLES = ("host", "target")
 BASELINE_IN_GUEST = "/mnt/host/bin/ntprofd-baseline"
+MAX_COMMANDS = 100000  # sampled commands read back from one recording (ntprofctl --slowest's cap)
 OFF, FLOOR = "off", "floor"  # configuration keys; the others are "<rate>" and "baseline <rate>"
 
 
@@ -84,6 +86,27 @@ def bpf_runs(before, after):
     return runs
 
 
+def sampled_commands(ntprofctl, path):
+    """(start on the recording VM's wall clock in ns, end to end in us) of every sampled command
+    of a host recording."""
+    r = subprocess.run([ntprofctl, "report", path, "-o", "json", "--slowest", str(MAX_COMMANDS)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        raise RuntimeError(f"ntprofctl report {path} failed: {r.stderr.strip()}")
+    report = json.loads(r.stdout)
+    held = report["records"]["host"]
+    if held > MAX_COMMANDS:
+        print(f"warning: {path} holds {held} records; the penalty uses the "
+              f"{MAX_COMMANDS} slowest", file=sys.stderr)
+    return [(c["start_wall_ns"], c["latency_us"]) for c in report["slowest"]]
+
+
+def window_mean_us(commands, run):
+    """Mean end to end of the sampled commands that started during run's fio (None: none did)."""
+    inside = [us for start, us in commands if run["wall_start_ns"] <= start < run["wall_end_ns"]]
+    return statistics.fmean(inside) if inside else None
+
+
 def end_to_end_mean_us(ntprofctl, path):
     """Mean end to end of the sampled commands in a host recording (None without any)."""
     r = subprocess.run([ntprofctl, "report", path, "-o", "json"], capture_output=True, text=True)
@@ -107,7 +130,8 @@ def measure(args, transport, dev, qd, config):
     after = {r: snap(r) for r in ROLES} if watched else None
     run = {"transport": transport, "qd": qd, "config": config, "rate": config_rate(config),
            "iops": fio["iops"], "ios": fio["ios"], "block_reads": fio["block_reads"],
-           "block_read_ms": fio["block_read_ms"]}
+           "block_read_ms": fio["block_read_ms"], "wall_start_ns": fio["wall_start_ns"],
+           "wall_end_ns": fio["wall_end_ns"]}
     for r in ROLES:
         run[f"{r}_cpu_ns_per_io"] = int(guest(r, "cpu-per-io").strip().splitlines()[-1])
         if watched:
@@ -144,12 +168,14 @@ def configuration(args, transport, dev, config, share, ntprofctl, hook_names):
             guest("host", "stop")
             guest("target", "stop")
     if config_rate(config):
-        # The sampled commands of all QDs (one recording) against all commands of those runs.
+        # One recording covers the warm-up and every QD: each run's sampled commands are the ones
+        # that started inside its fio, against all reads of that run.
         tb("ssh", "host", "cp /tmp/ntprof-overhead/agent.ntp /mnt/host/out/overhead-host.ntp")
-        e2e = end_to_end_mean_us(ntprofctl, os.path.join(share, "out", "overhead-host.ntp"))
-        block_us = 1000.0 * sum(r["block_read_ms"] for r in runs) / sum(r["block_reads"] for r in runs)
+        commands = sampled_commands(ntprofctl, os.path.join(share, "out", "overhead-host.ntp"))
         for r in runs:
-            r["sampled_vs_all"] = e2e / block_us if e2e else None
+            e2e = window_mean_us(commands, r)
+            block_us = 1000.0 * r["block_read_ms"] / r["block_reads"] if r["block_reads"] else None
+            r["sampled_vs_all"] = e2e / block_us if e2e and block_us else None
     return runs
 
 
@@ -230,6 +256,24 @@ def per_hook(sel, role):
     return table
 
 
+def say_penalty(say, by_round, configs, name):
+    """The sampled-command penalty of one transport and QD: per round, a sampled command's end to
+    end over the mean of all reads at a rate, divided by that ratio at 1 in 1 in the same round
+    (where both are the same commands: what the two accountings disagree by)."""
+    for config in configs:
+        if config_rate(config) in (None, 0, 1):
+            continue
+        pens = [rr[config]["sampled_vs_all"] / rr["1"]["sampled_vs_all"] - 1.0
+                for rr in by_round.values()
+                if config in rr and "1" in rr and rr[config].get("sampled_vs_all")
+                and rr["1"].get("sampled_vs_all")]
+        if pens:
+            med, lo, hi = (100.0 * v for v in median_ci(pens))
+            say(f"  a sampled command at {name(config)} takes {med:+.1f} % [{lo:+.1f}, {hi:+.1f}] "
+                f"longer than the mean of all reads, against 1 in 1 (block-layer accounting; "
+                f"{len(pens)} rounds)")
+
+
 def summarize(runs, args):
     lines = []
     say = lines.append
@@ -274,19 +318,7 @@ def summarize(runs, args):
                     f"{'':>6} {cpu['host']:>11.3f}x {cpu['target']:>13.3f}x "
                     f"{bpf['host']:>15.0f} {bpf['target']:>8.0f} "
                     f"{share['host']:>7.2f} / {share['target']:<6.2f} {agent:>12.0f}")
-        # One recording covers every QD of a configuration, so the penalty is per transport.
-        pen = {}
-        for config in configs:
-            ratios = [r["sampled_vs_all"] for r in runs if r["transport"] == transport and
-                      config_of(r) == config and r.get("sampled_vs_all") and r["qd"] == args.qd[0]]
-            if ratios:
-                pen[config] = statistics.median(ratios)
-        for config, v in pen.items():
-            if config in ("0", "1") or "1" not in pen:
-                continue
-            say(f"  NVMe/{transport.upper()}, all QDs: a sampled command at {name(config)} takes "
-                f"{v:.3f}x the mean of all commands (block-layer accounting; 1 in 1: {pen['1']:.3f}x): "
-                f"penalty {100.0 * (v / pen['1'] - 1):+.1f} %")
+            say_penalty(say, by_round, configs, name)
     say("\n== per hook (median over the runs of every QD; ns as the kernel's bpf_stats count them;"
         " above floor: ns/run over the empty program's at that point) ==")
     for transport in args.transports:

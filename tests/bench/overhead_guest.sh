@@ -18,8 +18,9 @@
 #   overhead_guest.sh cpu-per-io                           this VM's busy CPU ns per completed read
 #                                                          over the last burst of reads in that log
 #                                                          (no clock shared with the other VM needed)
-#   overhead_guest.sh fio DEV QD SECONDS                   fio's result and the device's block-
-#                                                          layer accounting
+#   overhead_guest.sh fio DEV QD SECONDS                   fio's result, the device's block-
+#                                                          layer accounting and the run's window
+#                                                          on this VM's wall clock
 set -uo pipefail
 dir=/tmp/ntprof-overhead
 pidfile=$dir/ntprofd.pid
@@ -126,9 +127,12 @@ print(int(busy * 1e9 / int(sys.argv[2]) / reads) if reads else 0)
     path=$(ls -d /sys/block/"${name%n*}"c*n"${name##*n}" 2>/dev/null | head -n1)
     stat=${path:-/sys/block/$name}/stat
     before=$(cat "$stat")
+    # the run's window on this VM's wall clock: the recording dates its commands on it
+    wall_start=$(date +%s%N)
     fio --name=bench --filename="$dev" --direct=1 --ioengine=io_uring --time_based \
       --runtime="$seconds" --rw=randread --bs=4k --iodepth="$qd" --output-format=json \
       --output="$dir/fio.json" >/dev/null || exit 1
+    wall_end=$(date +%s%N)
     after=$(cat "$stat")
     # /sys/block/DEV/stat: reads completed [0], ms spent reading [3]
     python3 -c '
@@ -136,7 +140,8 @@ import json, sys
 job = json.load(open(sys.argv[1]))["jobs"][0]["read"]
 b, a = [list(map(int, s.split())) for s in sys.argv[2:4]]
 print(json.dumps({"iops": job["iops"], "ios": job["total_ios"], "block_reads": a[0] - b[0],
-                  "block_read_ms": a[3] - b[3]}))
-' "$dir/fio.json" "$before" "$after" ;;
+                  "block_read_ms": a[3] - b[3], "wall_start_ns": int(sys.argv[4]),
+                  "wall_end_ns": int(sys.argv[5])}))
+' "$dir/fio.json" "$before" "$after" "$wall_start" "$wall_end" ;;
   *) echo "overhead_guest.sh: unknown step $1" >&2; exit 2 ;;
 esac
