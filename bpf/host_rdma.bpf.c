@@ -5,9 +5,10 @@
  *
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
- *   H2  nvme_rdma_post_send ENTRY for the command's SQE (cid read from qe->data): the capsule SEND
- *       (with in-capsule data: more than one SGE) is about to be posted. Entry, not return: nothing
- *       of the capsule can reach the target earlier, so the network stage is never negative.
+ *   H2  nvme_rdma_post_send ENTRY for the command's SQE (qe, inside the request's driver data):
+ *       the capsule SEND (with in-capsule data: more than one SGE) is about to be posted. Entry,
+ *       not return: nothing of the capsule can reach the target earlier, so the network stage is
+ *       never negative.
  *   H3  nvme_rdma_recv_done ENTRY: the receive completion of the response capsule (cid from the
  *       CQE in the receive buffer qe->data). Read data was RDMA-written by the target before the
  *       response SEND on the same queue pair, so it is already in place: H3 is the whole reply
@@ -40,23 +41,19 @@ static __always_inline __u32 rdma_queue_ident(struct nvme_rdma_queue___ntprof *q
 }
 
 /* ---- H2: the command capsule SEND is posted ---- */
-static __always_inline int on_nvme_rdma_post_send(void *queue, void *qe, __u32 num_sge)
+/* qe is the sqe member of a request's driver data (the asynchronous event's qe is the
+ * controller's: it names no request in flight), so the request is found by arithmetic alone, not
+ * by the cid in the SQE buffer and the queue's identity (five probe reads). */
+static __always_inline int on_nvme_rdma_post_send(void *qe, __u32 num_sge)
 {
-	struct nvme_rdma_qe___ntprof *e;
 	struct ntprof_record *rec;
-	__u8 sqe[NTPROF_SQE_CID + 2];
-	__u16 qid, cid;
-	__u32 ctrl;
+	__u64 rq;
 
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
-	e = (void *)ntprof_as_number(qe);
-	if (bpf_probe_read_kernel(sqe, sizeof(sqe), BPF_CORE_READ(e, data)) ||
-	    sqe[NTPROF_SQE_OPCODE] == NTPROF_OPC_FABRICS)
-		return 0;
-	cid = *(__u16 *)&sqe[NTPROF_SQE_CID];
-	ctrl = rdma_queue_ident((void *)ntprof_as_number(queue), &qid);
-	rec = host_lookup_cid(ctrl, qid, cid);
+	rq = ntprof_as_number(qe) - bpf_core_field_offset(struct nvme_rdma_request___ntprof, sqe) -
+	     bpf_core_type_size(struct request);
+	rec = host_lookup_request((struct request *)rq);
 	if (!rec || rec->stamps[NTPROF_H2_CAPSULE_SENT])
 		return 0;
 	rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();
@@ -66,7 +63,7 @@ static __always_inline int on_nvme_rdma_post_send(void *queue, void *qe, __u32 n
 }
 
 NTPROF_ENTRY_HOOK(nvme_rdma_post_send, (void *queue, void *qe, void *sge, __u32 num_sge),
-		  on_nvme_rdma_post_send(queue, qe, num_sge))
+		  on_nvme_rdma_post_send(qe, num_sge))
 
 /* ---- H3: the response capsule is received ---- */
 static __always_inline int on_nvme_rdma_recv_done(struct ib_wc___ntprof *wc, bool typed)

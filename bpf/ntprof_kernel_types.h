@@ -123,6 +123,11 @@ struct nvme_rdma_qe___ntprof {
 	void *data;                 /* the SQE (send) or CQE (receive) buffer */
 } NTPROF_CORE;
 
+/* The driver's per-request data, right after the struct request (blk_mq_rq_to_pdu). */
+struct nvme_rdma_request___ntprof {
+	struct nvme_rdma_qe___ntprof sqe; /* embedded: the command capsule's SQE buffer */
+} NTPROF_CORE;
+
 struct nvme_rdma_ctrl___ntprof;
 struct nvme_rdma_queue___ntprof {
 	struct nvme_rdma_ctrl___ntprof *ctrl;
