@@ -47,13 +47,11 @@ static __always_inline __u32 rdma_queue_ident(struct nvme_rdma_queue___ntprof *q
 static __always_inline int on_nvme_rdma_post_send(void *qe, __u32 num_sge)
 {
 	struct ntprof_record *rec;
-	__u64 rq;
 
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
-	rq = ntprof_as_number(qe) - bpf_core_field_offset(struct nvme_rdma_request___ntprof, sqe) -
-	     bpf_core_type_size(struct request);
-	rec = host_lookup_request((struct request *)rq);
+	rec = host_lookup_request(nvme_rq_of_pdu(
+		ntprof_as_number(qe) - bpf_core_field_offset(struct nvme_rdma_request___ntprof, sqe)));
 	if (!rec || rec->stamps[NTPROF_H2_CAPSULE_SENT])
 		return 0;
 	rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();

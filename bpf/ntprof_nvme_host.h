@@ -34,6 +34,12 @@ static __always_inline void *nvme_req_of(struct request *rq)
 	return (void *)rq + bpf_core_type_size(struct request); /* blk_mq_rq_to_pdu() */
 }
 
+/* The request whose driver data is at pdu, a number (blk_mq_rq_from_pdu()). */
+static __always_inline struct request *nvme_rq_of_pdu(__u64 pdu)
+{
+	return (struct request *)(pdu - bpf_core_type_size(struct request));
+}
+
 /* The namespace device an I/O request is for, as users name it: with native multipath the request
  * runs on a hidden path disk (nvme0c0n1, no dev_t in sysfs), so take the head's disk (nvme0n1).
  * 0 for admin and fabrics requests (no namespace). queuedata is a void *: the namespace's fields

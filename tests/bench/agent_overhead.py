@@ -86,14 +86,21 @@ def bpf_runs(before, after):
     return runs
 
 
+def report_json(ntprofctl, path, *options):
+    """(`ntprofctl report PATH -o json OPTIONS` as a dict, None) or, when it fails, (None, why)."""
+    r = subprocess.run([ntprofctl, "report", path, "-o", "json", *options], capture_output=True,
+                       text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip()
+    return json.loads(r.stdout), None
+
+
 def sampled_commands(ntprofctl, path):
     """(start on the recording VM's wall clock in ns, end to end in us) of every sampled command
     of a host recording."""
-    r = subprocess.run([ntprofctl, "report", path, "-o", "json", "--slowest", str(MAX_COMMANDS)],
-                       capture_output=True, text=True)
-    if r.returncode != 0:
-        raise RuntimeError(f"ntprofctl report {path} failed: {r.stderr.strip()}")
-    report = json.loads(r.stdout)
+    report, why = report_json(ntprofctl, path, "--slowest", str(MAX_COMMANDS))
+    if report is None:
+        raise RuntimeError(f"ntprofctl report {path} failed: {why}")
     held = report["records"]["host"]
     if held > MAX_COMMANDS:
         print(f"warning: {path} holds {held} records; the penalty uses the "
@@ -109,10 +116,10 @@ def window_mean_us(commands, run):
 
 def end_to_end_mean_us(ntprofctl, path):
     """Mean end to end of the sampled commands in a host recording (None without any)."""
-    r = subprocess.run([ntprofctl, "report", path, "-o", "json"], capture_output=True, text=True)
-    if r.returncode != 0:
+    report, _ = report_json(ntprofctl, path)
+    if report is None:
         return None
-    groups = json.loads(r.stdout)["groups"]
+    groups = report["groups"]
     n = sum(g["latency"]["n"] for g in groups)
     return sum(g["latency"]["mean_us"] * g["latency"]["n"] for g in groups) / n if n else None
 
