@@ -247,6 +247,7 @@ struct ntprof_sqe {
 	__u32 data_len;
 	__u16 cid;
 	__u8 opcode;
+	__u8 sgl_type; /* dptr.sgl.type: NTPROF_SGL_INCAPSULE when data came in the capsule */
 };
 
 /* The fields of the 64-byte SQE at sqe, loaded directly: sqe must be a typed struct nvme_command
@@ -263,7 +264,8 @@ static __always_inline int ntprof_load_sqe(const void *sqe, struct ntprof_sqe *o
 	out->cid = *(const __u16 *)(b + NTPROF_SQE_CID);
 	out->nsid = *(const __u32 *)(b + NTPROF_SQE_NSID);
 	out->data_len = *(const __u32 *)(b + NTPROF_SQE_SGL_LEN);
-	if ((b[NTPROF_SQE_SGL_TYPE] >> 4) == NTPROF_SGL_KEYED_DATA)
+	out->sgl_type = b[NTPROF_SQE_SGL_TYPE];
+	if ((out->sgl_type >> 4) == NTPROF_SGL_KEYED_DATA)
 		out->data_len &= 0xffffff; /* keyed SGL (RDMA): 24-bit length, then the key */
 	out->slba = *(const __u32 *)(b + NTPROF_SQE_SLBA) |
 		    (__u64)*(const __u32 *)(b + NTPROF_SQE_SLBA + 4) << 32;
@@ -282,7 +284,8 @@ static __always_inline int ntprof_read_sqe(const void *sqe, struct ntprof_sqe *o
 	out->cid = *(__u16 *)&b[NTPROF_SQE_CID];
 	out->nsid = *(__u32 *)&b[NTPROF_SQE_NSID];
 	out->data_len = *(__u32 *)&b[NTPROF_SQE_SGL_LEN];
-	if ((b[NTPROF_SQE_SGL_TYPE] >> 4) == NTPROF_SGL_KEYED_DATA)
+	out->sgl_type = b[NTPROF_SQE_SGL_TYPE];
+	if ((out->sgl_type >> 4) == NTPROF_SGL_KEYED_DATA)
 		out->data_len &= 0xffffff; /* keyed SGL (RDMA): 24-bit length, then the key */
 	out->slba = *(__u64 *)&b[NTPROF_SQE_SLBA];
 	out->nlb = *(__u16 *)&b[NTPROF_SQE_NLB];

@@ -113,7 +113,6 @@ enum ib_wc_status___ntprof { NTPROF_IB_WC_SUCCESS = 0 };
 struct ib_wc___ntprof {
 	struct ib_cqe___ntprof *wr_cqe; /* in an anonymous union with wr_id */
 	enum ib_wc_status___ntprof status;
-	__u32 byte_len;
 	struct ib_qp___ntprof *qp;
 } NTPROF_CORE;
 
@@ -162,6 +161,7 @@ struct nvmet_rdma_rsp___ntprof {
 #define NTPROF_SQE_SGL_LEN 32 /* dptr.sgl.length (fabrics: data length of the command) */
 #define NTPROF_SQE_SGL_TYPE 39 /* dptr.sgl.type: descriptor type (bits 7:4) and sub type */
 #define NTPROF_SGL_KEYED_DATA 0x4 /* keyed SGL data block (RDMA): length is 24 bits */
+#define NTPROF_SGL_INCAPSULE 0x01  /* data block, sub type offset: the data is in the capsule */
 #define NTPROF_SQE_SLBA 40
 #define NTPROF_SQE_NLB 48     /* cdw12 bits 15:0, 0-based */
 #define NTPROF_SQE_READ_LEN 52

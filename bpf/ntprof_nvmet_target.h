@@ -7,17 +7,21 @@
  *   T1  nvmet_req_init (tracepoint / function)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  nvmet_req_complete (tracepoint / function)
- *   T4  the transport's queue_response entry after T3 (target_queue_response())
+ *   T4  = T3: nvmet core queues the response (req->ops->queue_response) right after the
+ *       nvmet_req_complete tracepoint, in the same call, so the two are one moment and T4 needs no
+ *       hook of its own (the hook measured 2 us under emulation: its own run time, nothing else)
  *   drive issue/done: block_rq_issue/complete of the request whose bio carries the nvmet_req
  *
  * Include after ntprof_bpf_common.h. The transport's object defines
  *   target_command_arrives(req, sq, sqe, rec, typed): at nvmet_req_init, before anything else.
- *       true for a sampled I/O command, with its record so far in *rec (its identity, T0,
- *       flags): both transports take the sampling decision here, and T0 from what their receive
- *       hook noted on this CPU. false: nothing more to do for the command. sq and sqe may be NULL (then they are req->sq and req->cmd); typed: see
- *       NTPROF_READ;
+ *       true for a sampled I/O command, with its record so far in *rec (target_new_record(): its
+ *       identity, T0, flags): both transports take the sampling decision here, and T0 from what
+ *       their receive hook noted on this CPU. false: nothing more to do for the command. sq and
+ *       sqe may be NULL (then they are req->sq and req->cmd); typed: see NTPROF_READ;
  *   target_command_bound(req): what it notes of a sampled command once it is in the table
  *       (NVMe/TCP: the command slot's reply PDU buffers);
+ *   target_response_queued(v): what the response being queued at T4 stamps besides T4 (NVMe/RDMA
+ *       posts it there);
  * and emits the record with its last stamp (target_emit_req()).
  */
 #ifndef NTPROF_NVMET_TARGET_H
@@ -31,6 +35,7 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 						   struct nvmet_sq___ntprof *sq, const void *sqe,
 						   struct ntprof_record *rec, bool typed);
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req);
+static __always_inline void target_response_queued(struct ntprof_record *v);
 
 /* Sampled commands from nvmet_req_init to their last stamp, keyed by struct nvmet_req *: nvmet
  * core, the block layer (bio->bi_private) and both transports' reply paths name a command by its
@@ -76,11 +81,10 @@ static __always_inline bool target_sampled_sqe(const void *sqe_addr, struct ntpr
 }
 
 /* The record of a sampled command whose capsule arrived at t0 on submission queue sq, in *rec.
- * flags: NTPROF_F_INCAPSULE or 0. false for the admin queue, which is not profiled (the host side
- * skips it too). */
+ * false for the admin queue, which is not profiled (the host side skips it too). */
 static __always_inline bool target_new_record(struct nvmet_sq___ntprof *sq,
-					      const struct ntprof_sqe *sqe, __u32 flags, __u8 transport,
-					      __u64 t0, struct ntprof_record *rec, bool typed)
+					      const struct ntprof_sqe *sqe, __u8 transport, __u64 t0,
+					      struct ntprof_record *rec, bool typed)
 {
 	__u16 qid = NTPROF_READ(typed, sq, qid);
 
@@ -91,7 +95,11 @@ static __always_inline bool target_new_record(struct nvmet_sq___ntprof *sq,
 	rec->nsid = sqe->nsid;
 	rec->nlb = sqe->nlb;
 	rec->bytes = sqe->data_len;
-	rec->flags = (ntprof_opcode_is_write(sqe->opcode) ? NTPROF_F_WRITE : 0) | flags;
+	rec->flags = ntprof_opcode_is_write(sqe->opcode) ? NTPROF_F_WRITE : 0;
+	/* the descriptor both transports' targets map the data by (nvmet_tcp_map_data,
+	 * nvmet_rdma_map_sgl): an offset into the capsule, or a place on the host */
+	if (sqe->sgl_type == NTPROF_SGL_INCAPSULE)
+		rec->flags |= NTPROF_F_INCAPSULE;
 	rec->qid = qid;
 	rec->cid = sqe->cid;
 	rec->opcode = sqe->opcode;
@@ -241,20 +249,24 @@ NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), rq,
 static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req, bool typed);
 
 /* status: the call's argument, or -1 at the tracepoint (then read from the CQE: only for a sampled
- * command). */
+ * command). T3 and T4 (see the top of this file). */
 static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req, int status,
 						 bool typed)
 {
 	struct ntprof_record *v = target_lookup_req(req);
+	__u64 now;
 
 	if (!v)
 		return 0;
 	if (status < 0)
 		status = cqe_status(req, typed);
-	v->stamps[NTPROF_T3_BACKEND_DONE] = bpf_ktime_get_ns();
+	now = bpf_ktime_get_ns();
+	v->stamps[NTPROF_T3_BACKEND_DONE] = now;
+	v->stamps[NTPROF_T4_RESPOND] = now;
 	v->status = status;
 	if (status)
 		v->flags |= NTPROF_F_ERROR;
+	target_response_queued(v);
 	return 0;
 }
 
@@ -273,18 +285,5 @@ NTPROF_TRACEPOINT_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req), req
 
 NTPROF_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 status),
 		on_nvmet_req_complete(req, status, ntprof_typed))
-
-/* ---- T4: response queued ---- */
-/* The record of the sampled command req, stamped T4 when this call queues its response; NULL for
- * any other command. */
-static __always_inline struct ntprof_record *target_queue_response(struct nvmet_req___ntprof *req)
-{
-	struct ntprof_record *v = target_lookup_req(req);
-
-	/* before T3 this call queued an R2T, not the response */
-	if (v && v->stamps[NTPROF_T3_BACKEND_DONE])
-		v->stamps[NTPROF_T4_RESPOND] = bpf_ktime_get_ns();
-	return v;
-}
 
 #endif /* NTPROF_NVMET_TARGET_H */

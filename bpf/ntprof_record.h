@@ -61,7 +61,7 @@ enum ntprof_target_stamp {
 	NTPROF_T_DATA_RECEIVED = 9,     /* all host data received (TCP H2CData / RDMA READ done) */
 	NTPROF_T_XFER_POSTED = 10,      /* RDMA data transfer posted (WRITE for reads, READ for writes) */
 	NTPROF_T_XFER_DONE = 11,        /* RDMA data transfer completed */
-	NTPROF_T_RESPONSE_SENT = 12,    /* response capsule handed (TCP reads: after the data PDUs) */
+	NTPROF_T_RESPONSE_SENT = 12,    /* last reply PDU: TCP, its send call entered; RDMA, SEND done */
 	NTPROF_TARGET_STAMPS = 13,
 };
 

@@ -4,14 +4,15 @@
  * T1-T4 and the drive stamps come from ntprof_nvmet_target.h (shared with target_tcp.bpf.c).
  *
  *   T0  nvmet_rdma_recv_done ENTRY: the receive completion of the command capsule, noted on its
- *       CPU only. In-capsule data when the capsule is longer than the 64-byte SQE.
+ *       CPU only.
  *   T1  tracepoint nvmet:nvmet_req_init (inside nvmet_rdma_handle_command): the sampling decision,
  *       on the SQE (req->cmd = the receive buffer's cmd->nvme_cmd); a sampled command takes the
  *       T0 noted on its CPU
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  tracepoint nvmet:nvmet_req_complete
- *   T4  nvmet_rdma_queue_response entry: the response (and, for reads, the RDMA WRITEs of the data
- *       chained before it) is about to be posted with one ib_post_send
+ *   T4  = T3: nvmet core calls nvmet_rdma_queue_response right after that tracepoint, which posts
+ *       the response (and, for reads, the RDMA WRITEs of the data chained before it) with one
+ *       ib_post_send
  *   T5  reads with data: nvmet_rdma_send_done entry, the completion of the response SEND, which
  *       follows the data WRITEs on the queue pair. Then XFER_POSTED = T4 and XFER_DONE = T5: the
  *       target's span minus the transfer ends when the reply is posted, so the network stage
@@ -34,14 +35,12 @@
 /* The last capsule receive completion on this CPU. nvmet_rdma_recv_done hands the capsule to
  * nvmet_rdma_handle_command -> nvmet_req_init on the same CPU with no other receive between, so
  * nvmet_req_init, which takes the sampling decision on the SQE it is typed for, finds its own
- * capsule's arrival here. Noting it costs two loads and a clock read per command; deciding at the
+ * capsule's arrival here. Noting it costs one load and a clock read per command; deciding at the
  * receive completion cost two probe reads of the SQE through the container_of'd receive buffer
  * (about 16 us per command under emulation, docs/measurements.md). */
 struct capsule_arrival {
-	__u64 cqe;      /* struct ib_cqe * of the receive (&nvmet_rdma_cmd.cqe); 0 once taken */
-	__u64 ns;       /* T0 */
-	__u32 byte_len; /* capsule length: more than the SQE when data came in it */
-	__u32 pad;
+	__u64 cqe; /* struct ib_cqe * of the receive (&nvmet_rdma_cmd.cqe); 0 once taken */
+	__u64 ns;  /* T0 */
 };
 
 struct {
@@ -50,8 +49,6 @@ struct {
 	__type(key, __u32);
 	__type(value, struct capsule_arrival);
 } capsule_arrivals SEC(".maps");
-
-#define NVME_SQE_LEN 64
 
 /* nvmet_req_init: the sampling decision on the SQE (sqe, else req->cmd). A sampled command takes
  * the arrival noted on this CPU when it is its own receive buffer's (rsp->cmd->cqe, one probe read
@@ -80,8 +77,7 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	a->cqe = 0;
 	if (!sq)
 		sq = NTPROF_READ(typed, req, sq);
-	return target_new_record(sq, &s, a->byte_len > NVME_SQE_LEN ? NTPROF_F_INCAPSULE : 0,
-				 NTPROF_TRANSPORT_RDMA, a->ns, rec, typed);
+	return target_new_record(sq, &s, NTPROF_TRANSPORT_RDMA, a->ns, rec, typed);
 }
 
 /* Replies are found by their work completions: nothing to note at T1. */
@@ -102,7 +98,6 @@ static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc, bo
 		return 0;
 	a->ns = bpf_ktime_get_ns();
 	a->cqe = (__u64)NTPROF_READ(typed, wc, wr_cqe); /* a failed receive reaches no nvmet_req_init */
-	a->byte_len = NTPROF_READ(typed, wc, byte_len);
 	return 0;
 }
 
@@ -141,23 +136,16 @@ static __always_inline int on_nvmet_rdma_read_data_done(struct ib_wc___ntprof *w
 
 NTPROF_WC_HOOK(nvmet_rdma_read_data_done, on_nvmet_rdma_read_data_done)
 
-/* ---- T4 (and T5 / XFER_POSTED): the response is posted ---- */
-static __always_inline int on_nvmet_rdma_queue_response(struct nvmet_req___ntprof *req)
+/* ---- T4: the response is posted (T5 / XFER_POSTED) ---- */
+static __always_inline void target_response_queued(struct ntprof_record *v)
 {
-	struct ntprof_record *v = target_queue_response(req);
-	__u64 t4;
+	__u64 t4 = v->stamps[NTPROF_T4_RESPOND];
 
-	if (!v || !(t4 = v->stamps[NTPROF_T4_RESPOND]))
-		return 0;
 	if (!(v->flags & NTPROF_F_WRITE) && v->bytes && !v->status)
 		v->stamps[NTPROF_T_XFER_POSTED] = t4; /* data WRITEs chained before the SEND */
 	else
 		v->stamps[NTPROF_T5_REPLY_SENT] = t4;
-	return 0;
 }
-
-NTPROF_ENTRY_HOOK(nvmet_rdma_queue_response, (struct nvmet_req___ntprof *req),
-		on_nvmet_rdma_queue_response(req))
 
 /* ---- the response SEND completed: T5 of reads, emit ---- */
 static __always_inline int on_nvmet_rdma_send_done(struct ib_wc___ntprof *wc, bool typed)

@@ -11,7 +11,7 @@
  *       nvmet_tcp copied out of the capsule (req->cmd)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  tracepoint nvmet:nvmet_req_complete
- *   T4  nvmet_tcp_queue_response entry after T3 (R2T writes also call it earlier, for the R2T)
+ *   T4  = T3: nvmet core calls nvmet_tcp_queue_response right after that tracepoint
  *   T5  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before Linux
  *       6.5, sock_sendmsg from 6.5 on): the ENTRY of the first call that began handing the header
  *       of the first reply PDU (C2HData for reads, the response capsule otherwise) to TCP,
@@ -21,15 +21,15 @@
  *   components: drive issue/done (block_rq_issue/complete of the request whose bio carries the
  *   nvmet_req), R2T PDU handed to TCP (entry), last H2CData PDU header received (T_DATA_RECEIVED;
  *   its payload is read right after, before T2), the command's last PDU (the response capsule, or
- *   a C2HData that carries the success flag) wholly handed to TCP (the record is emitted there:
- *   at the return of the call that took its last byte, counted from its header's length).
+ *   a C2HData that carries the success flag) handed to TCP (T_RESPONSE_SENT, entry of the call
+ *   that began it: nothing of the command is stamped after it, so the record is emitted there and
+ *   no send call needs a program at its return).
  *
  * Identity: ctrl = cntlid, subsys = agent-local id of the subsystem (subsys_names map: id -> NQN).
  * Variants as in host_tcp.bpf.c.
  */
 #include "ntprof_bpf_common.h"
 #include "ntprof_nvmet_target.h"
-#define NTPROF_TCP_SEND_RETURNS /* the record is emitted once the last PDU is handed to TCP */
 #include "ntprof_tcp_send.h"
 #include <bpf/bpf_endian.h>
 
@@ -118,7 +118,7 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	struct nvmet_tcp_queue___ntprof *q;
 	struct recv_return *r;
 	struct ntprof_sqe s;
-	__u32 zero = 0, plen = 0, hd;
+	__u32 zero = 0;
 	__u64 t0 = 0;
 
 	if (!target_sampled_sqe(sqe ? sqe : NTPROF_READ(typed, req, cmd), &s, typed))
@@ -129,12 +129,7 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	r = bpf_map_lookup_elem(&recv_returns, &zero);
 	if (r && r->sock == (__u64)BPF_CORE_READ(q, sock))
 		t0 = r->ns;
-	/* the capsule header is still in queue->pdu: its length says whether data came in it */
-	bpf_probe_read_kernel(&plen, sizeof(plen), (void *)&q->pdu + 4);
-	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
-	return target_new_record(sq, &s,
-				 plen > NTPROF_PDU_CMD_HLEN + hd + NTPROF_PDU_DIGEST_LEN ? NTPROF_F_INCAPSULE : 0,
-				 NTPROF_TRANSPORT_TCP, t0, rec, typed);
+	return target_new_record(sq, &s, NTPROF_TRANSPORT_TCP, t0, rec, typed);
 }
 
 /* The request of the command slot a target-assigned tag (an R2T's, answered by H2CData) names on
@@ -182,13 +177,16 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 }
 
 /* Every read that returned bytes notes its time (T0 of a capsule it completed); a sampled command
- * in flight may be waiting for its H2CData. */
-static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, long ret,
-					     bool typed)
+ * in flight may be waiting for its H2CData. nvmet_tcp reads each PDU header in two: its first 8
+ * bytes (the common header, which gives the length), then the rest. A read asked for exactly 8
+ * bytes completes no header, so it notes nothing: the read after it overwrites the note anyway. */
+static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, size_t size,
+					     long ret, bool typed)
 {
 	if (ret <= 0) /* most calls find nothing to read: no work for them */
 		return;
-	target_recv_returned(sock);
+	if (size != NTPROF_PDU_HDR_LEN)
+		target_recv_returned(sock);
 	if (!ntprof_nothing_sampled_in_flight())
 		target_on_recv(NTPROF_READ(typed, sock, sk), vec, ret, typed);
 }
@@ -197,14 +195,15 @@ SEC("fexit/kernel_recvmsg")
 int BPF_PROG(kernel_recvmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	     size_t num, size_t size, int flags, int ret)
 {
-	target_recv_done(sock, vec, ret, true);
+	target_recv_done(sock, vec, size, ret, true);
 	return 0;
 }
 
 SEC("kprobe/kernel_recvmsg")
-int BPF_KPROBE(kernel_recvmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec)
+int BPF_KPROBE(kernel_recvmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec,
+	       size_t num, size_t size)
 {
-	ntprof_save_args(HOOK_KERNEL_RECVMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
+	ntprof_save_args(HOOK_KERNEL_RECVMSG, ctx, (__u64)sock, (__u64)vec, size, 0, 0);
 	return 0;
 }
 
@@ -216,14 +215,15 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 
 	if (!a)
 		return 0;
-	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], ret, false);
+	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], a->arg[2], ret, false);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }
 
-
-NTPROF_ENTRY_HOOK(nvmet_tcp_queue_response, (struct nvmet_req___ntprof *req),
-		(target_queue_response(req), 0))
+/* The reply is found by its PDU headers when it is handed to TCP: nothing to stamp at T4. */
+static __always_inline void target_response_queued(struct ntprof_record *v)
+{
+}
 
 /* ---- T5, T_R2T_SENT, T_RESPONSE_SENT: reply PDUs handed to TCP ---- */
 
@@ -237,35 +237,6 @@ struct {
 	__type(key, __u64);
 	__type(value, __u64);
 } reply_pdus SEC(".maps");
-
-/* The command's last PDU being handed to TCP, from the entry of the call that began it: on this
- * CPU until that call returns (a queue's io_work sends one PDU at a time and send calls do not
- * nest on one CPU), then on its socket while TCP takes the rest in later calls. */
-struct last_pdu {
-	__u64 sock;      /* struct socket * of the call */
-	__s64 remaining; /* bytes of the PDU not yet handed to TCP, counted from its header's plen */
-	__u64 req;       /* the command: its struct nvmet_req *, and its cid */
-	__u16 cid;
-	__u16 pad[3];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct last_pdu);
-} last_pdu_call SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_SOCKETS);
-	__type(key, __u64); /* struct socket * */
-	__type(value, struct last_pdu);
-} last_pdu_rest SEC(".maps");
-
-/* Entries in last_pdu_rest: while 0 (always, unless TCP took a last PDU in parts) a send's return
- * looks at nothing but its own CPU. */
-__s64 last_pdus_in_parts = 0;
 
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {
@@ -285,27 +256,13 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 			bpf_map_update_elem(&reply_pdus, &pdus[i], &slot, BPF_ANY);
 }
 
-/* The command's last PDU is wholly with TCP: the record is complete. */
-static __always_inline void target_reply_sent(const struct last_pdu *last)
-{
-	struct ntprof_record *v = target_lookup_req((void *)last->req);
-
-	if (!v || v->cid != last->cid)
-		return;
-	v->stamps[NTPROF_T_RESPONSE_SENT] = bpf_ktime_get_ns();
-	ntprof_emit(v);
-	target_forget((void *)last->req);
-}
-
 /* A send call is entered: if its first byte is a sampled command's reply buffer holding a header
- * that names the command, stamp it; a last PDU is then followed to the call's return. */
+ * that names the command, stamp it; the command's last PDU completes its record. */
 static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
 {
 	__u64 *slot = bpf_map_lookup_elem(&reply_pdus, &first_byte);
 	struct ntprof_record *v;
-	struct last_pdu *last;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
-	__u32 zero = 0;
 	__u64 now, req;
 	__u16 cid;
 
@@ -332,44 +289,7 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 		v->stamps[NTPROF_T5_REPLY_SENT] = now;
 	if (h[0] == NTPROF_PDU_C2H_DATA && !(h[1] & NTPROF_PDU_F_DATA_SUCCESS))
 		return; /* the response capsule follows */
-	last = bpf_map_lookup_elem(&last_pdu_call, &zero);
-	if (last) {
-		last->sock = (__u64)sock;
-		last->remaining = *(__u32 *)&h[4];
-		last->req = req;
-		last->cid = cid;
-	}
-}
-
-/* A send call returned ret: the call that began a last PDU either handed all of it, or leaves the
- * rest to be counted on its socket; a later call on such a socket counts down. */
-static __always_inline void tcp_send_returned(struct socket *sock, long ret)
-{
-	__u64 key = (__u64)sock;
-	__u32 zero = 0;
-	struct last_pdu *last = bpf_map_lookup_elem(&last_pdu_call, &zero);
-
-	if (last && last->sock == key) {
-		last->sock = 0;
-		if (ret <= 0)
-			return; /* nothing taken: the driver tries the whole PDU again later */
-		last->remaining -= ret;
-		if (last->remaining <= 0) {
-			target_reply_sent(last);
-		} else if (!bpf_map_update_elem(&last_pdu_rest, &key, last, BPF_ANY)) {
-			__sync_fetch_and_add(&last_pdus_in_parts, 1);
-		}
-		return;
-	}
-	if (last_pdus_in_parts <= 0 || ret <= 0)
-		return;
-	last = bpf_map_lookup_elem(&last_pdu_rest, &key);
-	if (!last)
-		return;
-	last->remaining -= ret;
-	if (last->remaining > 0)
-		return;
-	target_reply_sent(last);
-	bpf_map_delete_elem(&last_pdu_rest, &key);
-	__sync_fetch_and_add(&last_pdus_in_parts, -1);
+	v->stamps[NTPROF_T_RESPONSE_SENT] = now;
+	ntprof_emit(v);
+	target_forget((void *)req);
 }

@@ -187,7 +187,9 @@ void AddTargetStages(const v1::Record& r, const TargetHalf& t, CommandBreakdown*
         static_cast<int64_t>(t.t2 - t.t1) - t.r2t_wait - xfer_before);
   }
   if (t.t4 != 0) {
-    Set(b, Component::kTargetRespond, Span(t.t3, t.t4));
+    // The kernel targets stamp T4 at T3: nvmet core queues the response in the same call, so
+    // there is no respond phase of their own to show, only SPDK's.
+    if (t.t4 != t.t3) Set(b, Component::kTargetRespond, Span(t.t3, t.t4));
     // NVMe/RDMA posts the response where it queues it (T5 = T4, or T5 ends the transfer that
     // starts at T4): there is no send phase of its own to show.
     const int64_t send = static_cast<int64_t>(t.t5 - t.t4) - xfer_after;

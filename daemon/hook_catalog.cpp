@@ -59,7 +59,8 @@ std::vector<HookSpec> NvmetCoreHooks(const char* hint) {
                      "T1; sampling decision", true, hint);
   req_init.variants = kCoreFunctionVariants;
   HookSpec req_complete =
-      TracepointHook("nvmet", "nvmet_req_complete", "nvmet", "nvmet", "T3", true, hint);
+      TracepointHook("nvmet", "nvmet_req_complete", "nvmet", "nvmet",
+                     "T3, T4 (the response is queued right after it)", true, hint);
   req_complete.variants = kCoreFunctionVariants;
   return {
       req_init,
@@ -100,7 +101,6 @@ std::vector<std::string> VariantPrograms(const HookSpec& hook, AttachType type) 
     case AttachType::kRawTp:
       return {hook.name + "_rawtp"};
     case AttachType::kFentry:
-      if (hook.on_return && hook.on_entry_too) return {hook.name + "_fentry", hook.name + "_fexit"};
       return {hook.name + (hook.on_return ? "_fexit" : "_fentry")};
     case AttachType::kKprobe:
       if (hook.on_return) return {hook.name + "_kprobe", hook.name + "_kretprobe"};

@@ -37,7 +37,6 @@ struct HookSpec {
   std::string stamps;        // what it provides, for `probe`
   bool required = false;     // without it the role cannot record
   bool on_return = false;    // needs the return value (fexit / kretprobe)
-  bool on_entry_too = false; // with on_return: also notes the call's entry (fentry + fexit)
   std::string fix_hint;      // what to do when its module is not loaded
   std::string absent_hint;   // why the function may not exist on a kernel (renamed, removed)
   std::optional<KernelPath> only_on;  // set: used only on kernels of that code path

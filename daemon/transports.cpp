@@ -53,14 +53,12 @@ const KernelPath kSpliceSendPath{"kernel_sendpage", false,
 
 // The socket send calls that carry NVMe/TCP PDUs, on either kernel path. They stamp the entry of
 // the call that began handing a sampled command's PDU header to TCP (it keeps the network stage
-// causal), recognised by where the header starts. `stamps` is what the role's PDUs provide;
-// `at_return_too`: the role also needs the calls' returns (the target counts its last PDU out).
+// causal), recognised by where the header starts; nothing is needed at their return. `stamps` is
+// what the role's PDUs provide.
 std::vector<HookSpec> TcpSendHooks(const std::string& stamps, const char* types_module,
-                                   const char* hint, bool at_return_too) {
+                                   const char* hint) {
   auto send = [&](const char* name, std::string what, bool required, const KernelPath& path) {
-    HookSpec h =
-        FunctionHook(name, "", types_module, std::move(what), required, at_return_too, hint);
-    h.on_entry_too = at_return_too;
+    HookSpec h = FunctionHook(name, "", types_module, std::move(what), required, false, hint);
     h.only_on = path;
     return h;
   };
@@ -75,7 +73,7 @@ std::vector<HookSpec> TcpSendHooks(const std::string& stamps, const char* types_
 
 std::vector<HookSpec> HostTcpHooks() {
   std::vector<HookSpec> hooks = {SetupCmdHook(kNvmeTcpHint)};
-  for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint, false))
+  for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint))
     hooks.push_back(std::move(h));
   hooks.push_back(FunctionHook("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp",
                                "H3 (which queue is receiving)", true, false, kNvmeTcpHint));
@@ -92,10 +90,8 @@ std::vector<HookSpec> TargetTcpHooks() {
   };
   // NVMe/TCP decides on the SQE nvmet_tcp copied out of the capsule (bpf/target_tcp.bpf.c)
   for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
-  hooks.push_back(FunctionHook("nvmet_tcp_queue_response", "nvmet_tcp", "nvmet_tcp", "T4", false,
-                               false, kNvmetTcpHint));
   for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
-                                  "nvmet_tcp", kNvmetTcpHint, true))
+                                  "nvmet_tcp", kNvmetTcpHint))
     hooks.push_back(std::move(h));
   return hooks;
 }
@@ -146,8 +142,6 @@ std::vector<HookSpec> TargetRdmaHooks() {
                              "T_XFER_POSTED of writes (RDMA READ of the data posted)", false));
   hooks.push_back(nvmet_rdma("nvmet_rdma_read_data_done",
                              "T_XFER_DONE, T_DATA_RECEIVED of writes (RDMA READ done)", false));
-  hooks.push_back(nvmet_rdma("nvmet_rdma_queue_response",
-                             "T4; T5 of commands without read data; T_XFER_POSTED of reads", true));
   hooks.push_back(nvmet_rdma("nvmet_rdma_send_done",
                              "T5, T_XFER_DONE of reads; T_RESPONSE_SENT; emits the record", true));
   return hooks;

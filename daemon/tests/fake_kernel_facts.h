@@ -60,8 +60,7 @@ class FakeKernelFacts : public KernelFacts {
     k.AddFunctions({":kernel_sendpage", ":kernel_sendmsg", ":kernel_recvmsg", ":skb_copy_bits",
                     "nvme_tcp:nvme_tcp_recv_skb", "nvmet:nvmet_req_init",
                     "nvmet:nvmet_req_complete",
-                    "nvmet:nvmet_bdev_execute_rw", "nvmet:nvmet_file_execute_rw",
-                    "nvmet_tcp:nvmet_tcp_queue_response"});
+                    "nvmet:nvmet_bdev_execute_rw", "nvmet:nvmet_file_execute_rw"});
     k.tracepoints = {"nvme:nvme_setup_cmd", "nvme:nvme_complete_rq", "nvmet:nvmet_req_init",
                      "nvmet:nvmet_req_complete", "block:block_rq_issue", "block:block_rq_complete"};
     k.btf_tracepoints = {"nvme_core:nvme_setup_cmd", "nvme_core:nvme_complete_rq",
@@ -87,8 +86,7 @@ class FakeKernelFacts : public KernelFacts {
     k.modules_with_btf = {"", "nvme_core", "nvme_rdma", "nvmet", "nvmet_rdma", "ib_core"};
     k.AddFunctions({"nvme_rdma:nvme_rdma_post_send", "nvme_rdma:nvme_rdma_recv_done",
                     "nvmet_rdma:nvmet_rdma_recv_done", "nvmet_rdma:nvmet_rdma_execute_command",
-                    "nvmet_rdma:nvmet_rdma_read_data_done", "nvmet_rdma:nvmet_rdma_queue_response",
-                    "nvmet_rdma:nvmet_rdma_send_done"});
+                    "nvmet_rdma:nvmet_rdma_read_data_done", "nvmet_rdma:nvmet_rdma_send_done"});
     return k;
   }
 

@@ -16,6 +16,13 @@ const HookDecision& Hook(const HookPlan& plan, const std::string& name) {
   throw;
 }
 
+bool Planned(const HookPlan& plan, const std::string& name) {
+  for (const HookDecision& d : plan.hooks()) {
+    if (d.hook.name == name) return true;
+  }
+  return false;
+}
+
 std::string Chosen(const HookPlan& plan, const std::string& name) {
   const HookDecision& d = Hook(plan, name);
   const VariantVerdict* v = d.chosen_variant();
@@ -37,9 +44,9 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(target.CheckRequired().ok());
   CHECK(Chosen(target, "kernel_recvmsg") == "fexit");
-  CHECK(Chosen(target, "kernel_sendpage") == "fexit");  // the target counts its last PDU out
+  CHECK(Chosen(target, "kernel_sendpage") == "fentry");  // both sides stamp sends at entry only
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
-  CHECK(Chosen(target, "nvmet_tcp_queue_response") == "fentry");
+  CHECK_FALSE(Planned(target, "nvmet_tcp_queue_response"));  // T4 is T3 (ntprof_nvmet_target.h)
   CHECK(Chosen(target, "block_rq_issue") == "tp_btf");
 }
 
@@ -61,10 +68,11 @@ TEST_CASE("fentry_refused_falls_back_to_kprobe_pairs") {
   CHECK(Chosen(host, "kernel_sendpage") == "kprobe");
   CHECK(Hook(host, "kernel_sendpage").variants[0].reason.find("EPERM") != std::string::npos);
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
-  CHECK(Chosen(target, "kernel_sendpage") == "kretprobe");
-  const VariantVerdict* v = Hook(target, "kernel_sendpage").chosen_variant();
+  CHECK(Chosen(target, "kernel_recvmsg") == "kretprobe");
+  const VariantVerdict* v = Hook(target, "kernel_recvmsg").chosen_variant();
   REQUIRE(v);
-  CHECK(v->programs == std::vector<std::string>{"kernel_sendpage_kprobe", "kernel_sendpage_kretprobe"});
+  CHECK(v->programs == std::vector<std::string>{"kernel_recvmsg_kprobe", "kernel_recvmsg_kretprobe"});
+  CHECK(Chosen(target, "kernel_sendpage") == "kprobe");
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints do not need trampolines
 }
 
@@ -124,12 +132,10 @@ TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
   for (Role role : {Role::kHost, Role::kTarget}) {
     HookPlan plan = PlanHooks(role, v1::TRANSPORT_TCP, k, {});
     CHECK(plan.CheckRequired().ok());
-    // the host stamps at entry only; the target also counts its last PDU out at return
-    const bool host = role == Role::kHost;
-    CHECK(Chosen(plan, "sock_sendmsg") == (host ? "fentry" : "fexit"));
+    // both sides stamp at entry only
+    CHECK(Chosen(plan, "sock_sendmsg") == "fentry");
     CHECK(Hook(plan, "sock_sendmsg").chosen_variant()->programs ==
-          (host ? std::vector<std::string>{"sock_sendmsg_fentry"}
-                : std::vector<std::string>{"sock_sendmsg_fentry", "sock_sendmsg_fexit"}));
+          std::vector<std::string>{"sock_sendmsg_fentry"});
     // kernel_sendmsg calls sock_sendmsg: hooking both would count digest sends twice
     CHECK(Chosen(plan, "kernel_sendmsg") == "none");
     CHECK(Hook(plan, "kernel_sendpage").not_used.find("Linux >= 6.5") != std::string::npos);
@@ -153,12 +159,12 @@ TEST_CASE("linux_61_does_not_use_the_splice_send_path") {
 
 TEST_CASE("optional_hook_missing_only_removes_its_component") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
-  k.btf_functions.erase("nvmet_tcp:nvmet_tcp_queue_response");
-  k.traceable.erase("nvmet_tcp_queue_response");
+  k.btf_functions.erase("nvmet:nvmet_file_execute_rw");
+  k.traceable.erase("nvmet_file_execute_rw");
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(target.CheckRequired().ok());
   REQUIRE(target.MissingOptional().size() == 1);
-  CHECK(target.MissingOptional()[0] == "nvmet_tcp_queue_response (T4)");
+  CHECK(target.MissingOptional()[0] == "nvmet_file_execute_rw (T2 (file namespaces))");
 }
 
 TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
@@ -220,7 +226,7 @@ TEST_CASE("rdma_plans_use_the_nvme_rdma_and_nvmet_rdma_hooks") {
   CHECK(Chosen(target, "nvmet_rdma_execute_command") == "fentry");
   CHECK(Chosen(target, "nvmet_rdma_read_data_done") == "fentry");
   CHECK(Chosen(target, "nvmet_req_complete") == "tp_btf");
-  CHECK(Chosen(target, "nvmet_rdma_queue_response") == "fentry");
+  CHECK_FALSE(Planned(target, "nvmet_rdma_queue_response"));  // T4 is T3
   CHECK(Chosen(target, "nvmet_rdma_send_done") == "fentry");
   CHECK(target.MissingOptional().empty());
 }

@@ -23,7 +23,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 #define EMPTY_TRACEPOINT(event) EMPTY(tp_btf, event, tp) EMPTY(raw_tp, event, rawtp)
 #define EMPTY_ENTRY(fn) EMPTY(fentry, fn, fentry)
-#define EMPTY_ENTRY_EXIT(fn) EMPTY(fentry, fn, fentry) EMPTY(fexit, fn, fexit)
 
 /* nvme core and the block layer (hosts and targets) */
 EMPTY_TRACEPOINT(nvme_setup_cmd)
@@ -38,13 +37,12 @@ EMPTY_ENTRY(nvmet_bdev_execute_rw)
 EMPTY_ENTRY(nvmet_file_execute_rw)
 
 /* NVMe/TCP: the socket calls and the drivers' own functions */
-EMPTY_ENTRY_EXIT(kernel_sendpage)
-EMPTY_ENTRY_EXIT(kernel_sendmsg)
-EMPTY_ENTRY_EXIT(sock_sendmsg)
+EMPTY_ENTRY(kernel_sendpage)
+EMPTY_ENTRY(kernel_sendmsg)
+EMPTY_ENTRY(sock_sendmsg)
 EMPTY(fexit, kernel_recvmsg, fexit)
 EMPTY(fexit, skb_copy_bits, fexit)
 EMPTY_ENTRY(nvme_tcp_recv_skb)
-EMPTY_ENTRY(nvmet_tcp_queue_response)
 
 /* NVMe/RDMA */
 EMPTY_ENTRY(nvme_rdma_post_send)
@@ -52,5 +50,4 @@ EMPTY_ENTRY(nvme_rdma_recv_done)
 EMPTY_ENTRY(nvmet_rdma_recv_done)
 EMPTY_ENTRY(nvmet_rdma_execute_command)
 EMPTY_ENTRY(nvmet_rdma_read_data_done)
-EMPTY_ENTRY(nvmet_rdma_queue_response)
 EMPTY_ENTRY(nvmet_rdma_send_done)

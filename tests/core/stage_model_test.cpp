@@ -38,6 +38,18 @@ TEST_CASE("joined_command_splits_into_the_five_stages_by_hand", "[stage_model]")
   CHECK_FALSE(b->stage(Stage::kNetworkAndTarget).has_value());
 }
 
+TEST_CASE("kernel_target_t4_at_t3_has_no_respond_component", "[stage_model]") {
+  // nvmet: T4 is stamped with T3 (the response is queued right after nvmet_req_complete)
+  auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1'000'000, 300, 800, 71'010, 470, 200), "nvme0n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, TargetStamps(5'000'000'000, 200, 300, 60'000, 0, 510), "nullb0");
+  auto b = BreakDown(&host, &target);
+  REQUIRE(b.has_value());
+  CHECK_FALSE(b->component(Component::kTargetRespond).has_value());
+  CHECK(ComponentOf(*b, Component::kTargetSend) == 510);
+  CHECK(StageOf(*b, Stage::kTargetDriver) == 200 + 300 + 510);
+  CHECK(StageOf(*b, Stage::kNetwork) == 10'000);
+}
+
 TEST_CASE("stages_sum_to_end_to_end", "[stage_model]") {
   for (uint64_t wait : {61'010u, 70'000u, 200'000u}) {
     auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(10, 1, 2, wait, 4, 5), "nvme0n1");
