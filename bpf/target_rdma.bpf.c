@@ -19,10 +19,12 @@
  *       (H3-H2) - (T5-T0) + (XFER_DONE - XFER_POSTED) is never negative by causality.
  *       Everything else: T5 = T4, the response SEND posted (its completion needs the host's ACK,
  *       which the host may see after its own H3: stamping that would break causality).
- *   XFER (writes whose data is not in the capsule): XFER_POSTED = nvmet_rdma_execute_command entry
- *       (the RDMA READ of the host's data is posted there with rdma_rw_ctx_post; a command that
- *       waited for send-queue room is stamped again when it is executed), XFER_DONE =
- *       T_DATA_RECEIVED = nvmet_rdma_read_data_done entry (which then calls the backend: T2).
+ *   XFER (writes whose data is not in the capsule): XFER_POSTED = rdma_rw_ctx_post entry (ib_core:
+ *       nvmet_rdma_execute_command posts the RDMA READ of the host's data with it, naming the
+ *       command's read_cqe; a command that waited for send-queue room posts when it is executed),
+ *       XFER_DONE = T_DATA_RECEIVED = nvmet_rdma_read_data_done entry (which then calls the
+ *       backend: T2). Hooking the post rather than nvmet_rdma_execute_command leaves reads and
+ *       in-capsule writes without a run there.
  *   T_RESPONSE_SENT  nvmet_rdma_send_done entry for every command: the record is emitted there.
  *
  * Identity: ctrl = cntlid, subsys = agent-local id of the subsystem (subsys_names map: id -> NQN).
@@ -104,18 +106,24 @@ static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc, bo
 NTPROF_WC_HOOK(nvmet_rdma_recv_done, on_nvmet_rdma_recv_done)
 
 /* ---- XFER_POSTED of writes: the RDMA READ of the host's data is posted ---- */
-static __always_inline int on_nvmet_rdma_execute_command(void *rsp)
+/* Every rdma_rw_ctx_post on the machine (other RDMA users too); nvmet_rdma's names the command's
+ * rsp->read_cqe, so an unsampled command's, or another user's, finds no entry. */
+static __always_inline int on_rdma_rw_ctx_post(void *cqe)
 {
-	struct ntprof_record *v = target_lookup_req(RSP_REQ(ntprof_as_number(rsp)));
+	struct ntprof_record *v;
 
-	if (v && (v->flags & NTPROF_F_WRITE) && !(v->flags & NTPROF_F_INCAPSULE) &&
-	    v->bytes && !v->stamps[NTPROF_T_XFER_DONE])
+	if (ntprof_nothing_sampled_in_flight())
+		return 0;
+	v = target_lookup_req(RSP_REQ(ntprof_as_number(cqe) -
+				      bpf_core_field_offset(struct nvmet_rdma_rsp___ntprof, read_cqe)));
+	if (v)
 		v->stamps[NTPROF_T_XFER_POSTED] = bpf_ktime_get_ns();
 	return 0;
 }
 
-NTPROF_ENTRY_HOOK(nvmet_rdma_execute_command, (void *rsp),
-		  on_nvmet_rdma_execute_command(rsp))
+NTPROF_ENTRY_HOOK(rdma_rw_ctx_post,
+		  (void *rw_ctx, void *qp, __u32 port_num, void *cqe, void *chain_wr),
+		  on_rdma_rw_ctx_post(cqe))
 
 /* ---- XFER_DONE of writes: the RDMA READ completed ---- */
 static __always_inline int on_nvmet_rdma_read_data_done(struct ib_wc___ntprof *wc, bool typed)

@@ -138,8 +138,10 @@ std::vector<HookSpec> TargetRdmaHooks() {
       nvmet_rdma("nvmet_rdma_recv_done", "T0 (capsule received)", true),
   };
   for (HookSpec& h : NvmetCoreHooks(kNvmetRdmaHint)) hooks.push_back(std::move(h));
-  hooks.push_back(nvmet_rdma("nvmet_rdma_execute_command",
-                             "T_XFER_POSTED of writes (RDMA READ of the data posted)", false));
+  // ib_core's post of the RDMA READ that pulls a write's data: only such writes run it
+  hooks.push_back(FunctionHook("rdma_rw_ctx_post", "ib_core", "nvmet_rdma",
+                               "T_XFER_POSTED of writes (RDMA READ of the data posted)", false,
+                               false, kNvmetRdmaHint));
   hooks.push_back(nvmet_rdma("nvmet_rdma_read_data_done",
                              "T_XFER_DONE, T_DATA_RECEIVED of writes (RDMA READ done)", false));
   hooks.push_back(nvmet_rdma("nvmet_rdma_send_done",

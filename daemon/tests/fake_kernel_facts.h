@@ -85,7 +85,7 @@ class FakeKernelFacts : public KernelFacts {
     k.modules = {"nvme_core", "nvme_rdma", "nvmet", "nvmet_rdma", "ib_core", "rdma_rxe"};
     k.modules_with_btf = {"", "nvme_core", "nvme_rdma", "nvmet", "nvmet_rdma", "ib_core"};
     k.AddFunctions({"nvme_rdma:nvme_rdma_post_send", "nvme_rdma:nvme_rdma_recv_done",
-                    "nvmet_rdma:nvmet_rdma_recv_done", "nvmet_rdma:nvmet_rdma_execute_command",
+                    "nvmet_rdma:nvmet_rdma_recv_done", "ib_core:rdma_rw_ctx_post",
                     "nvmet_rdma:nvmet_rdma_read_data_done", "nvmet_rdma:nvmet_rdma_send_done"});
     return k;
   }

@@ -223,7 +223,7 @@ TEST_CASE("rdma_plans_use_the_nvme_rdma_and_nvmet_rdma_hooks") {
   CHECK(target.CheckRequired().ok());
   CHECK(Chosen(target, "nvmet_rdma_recv_done") == "fentry");
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
-  CHECK(Chosen(target, "nvmet_rdma_execute_command") == "fentry");
+  CHECK(Chosen(target, "rdma_rw_ctx_post") == "fentry");
   CHECK(Chosen(target, "nvmet_rdma_read_data_done") == "fentry");
   CHECK(Chosen(target, "nvmet_req_complete") == "tp_btf");
   CHECK_FALSE(Planned(target, "nvmet_rdma_queue_response"));  // T4 is T3
