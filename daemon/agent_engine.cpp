@@ -250,12 +250,18 @@ namespace {
 template <class Key>
 absl::Status ReplaceSet(struct bpf_map* map, const std::vector<Key>& keys, const char* what) {
   if (!map) return absl::InternalError(std::string("no map for ") + what);
+  std::vector<Key> present;
   for (const auto& [k, v] : DumpMap<Key, uint8_t>(map)) {
     if (std::find(keys.begin(), keys.end(), k) == keys.end())
       bpf_map__delete_elem(map, &k, sizeof(k), 0);
+    else
+      present.push_back(k);
   }
+  // Called every interval: a key already there is left alone (rewriting it would replace the
+  // hash map's element under the programs reading it, a syscall per key per second for nothing).
   uint8_t one = 1;
   for (const Key& k : keys) {
+    if (std::find(present.begin(), present.end(), k) != present.end()) continue;
     if (bpf_map__update_elem(map, &k, sizeof(k), &one, sizeof(one), BPF_ANY))
       return absl::InternalError(std::string("cannot update ") + what + ": " + std::strerror(errno));
   }

@@ -52,25 +52,30 @@ IoCounts Minus(const IoCounts& a, const IoCounts& b) {
 
 }  // namespace
 
-std::optional<IoCounts> DeviceCounters::Totals(uint32_t kernel_dev) const {
-  IoCounts sum;
-  const std::vector<std::string> paths =
+std::vector<std::string> DeviceCounters::StatFiles(uint32_t kernel_dev) const {
+  std::vector<std::string> paths =
       PathStatFiles(sysfs_root_, BlockDeviceName(kernel_dev, sysfs_root_));
-  if (!paths.empty()) {
-    bool any = false;
-    for (const std::string& p : paths) any |= AddStatFile(p, &sum);
-    if (any) return sum;
-    return std::nullopt;
-  }
-  const std::string own = sysfs_root_ + "/dev/block/" + std::to_string(KernelDevMajor(kernel_dev)) +
-                          ":" + std::to_string(KernelDevMinor(kernel_dev)) + "/stat";
-  if (!AddStatFile(own, &sum)) return std::nullopt;
-  return sum;
+  if (paths.empty())
+    paths.push_back(sysfs_root_ + "/dev/block/" + std::to_string(KernelDevMajor(kernel_dev)) + ":" +
+                    std::to_string(KernelDevMinor(kernel_dev)) + "/stat");
+  return paths;
+}
+
+std::optional<IoCounts> DeviceCounters::Totals(uint32_t kernel_dev) const {
+  auto files = stat_files_.find(kernel_dev);
+  if (files == stat_files_.end()) return std::nullopt;
+  IoCounts sum;
+  bool any = false;
+  for (const std::string& p : files->second) any |= AddStatFile(p, &sum);
+  if (any) return sum;
+  return std::nullopt;
 }
 
 void DeviceCounters::Watch(const std::vector<uint32_t>& kernel_devs) {
   watched_ = std::set<uint32_t>(kernel_devs.begin(), kernel_devs.end());
+  stat_files_.clear();
   for (uint32_t dev : watched_) {
+    stat_files_[dev] = StatFiles(dev);
     if (last_.count(dev)) continue;
     if (auto now = Totals(dev)) last_[dev] = *now;
   }

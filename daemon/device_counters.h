@@ -29,7 +29,9 @@ class DeviceCounters {
   explicit DeviceCounters(std::string sysfs_root = "/sys") : sysfs_root_(std::move(sysfs_root)) {}
 
   // The devices (kernel dev_t) to count from now on; one watched for the first time counts from
-  // its current totals, so what it did before the recording is not in it.
+  // its current totals, so what it did before the recording is not in it. Which stat files make up
+  // each device (a multipath head's paths) is looked up here, not at every Read: call it again
+  // when devices change.
   void Watch(const std::vector<uint32_t>& kernel_devs);
 
   // What each watched device completed since the previous Read (the first: since the device was
@@ -37,11 +39,14 @@ class DeviceCounters {
   std::map<uint32_t, IoCounts> Read();
 
  private:
+  // The stat files whose sum is one device's totals (its own, or its multipath paths').
+  std::vector<std::string> StatFiles(uint32_t kernel_dev) const;
   // The kernel's totals for one device since it appeared.
   std::optional<IoCounts> Totals(uint32_t kernel_dev) const;
 
   std::string sysfs_root_;
   std::set<uint32_t> watched_;
+  std::map<uint32_t, std::vector<std::string>> stat_files_;  // of each watched device
   std::map<uint32_t, IoCounts> last_;  // the totals at the previous Read (or at Watch)
 };
 

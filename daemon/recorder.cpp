@@ -31,6 +31,8 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
   if (!engine.ok()) return engine.status();
   std::unique_ptr<Recorder> r(new Recorder(options, std::move(*engine)));
 
+  // listening before the first read, so no change between the two goes unseen
+  if (auto events = DeviceEvents::Open(); events.ok()) r->device_events_.emplace(std::move(*events));
   auto present = r->UpdateWatchedDevices();
   if (!present.ok()) return present.status();
   if (!*present) {
@@ -110,9 +112,16 @@ absl::StatusOr<int> Recorder::Poll(int max_wait_ms, v1::RecordBatch& batch) {
 }
 
 absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns) {
-  identity_.Refresh();
-  auto present = UpdateWatchedDevices();
-  evicted_ += engine_->SweepInflight(now_ns - kEvictAfterNs, [](const ntprof_record&) {});
+  absl::StatusOr<bool> present = true;
+  if (!device_events_ || device_events_->Drain() || now_ns >= next_rescan_ns_) {
+    identity_.Refresh();
+    present = UpdateWatchedDevices();
+    next_rescan_ns_ = now_ns + kRescanEveryNs;
+  }
+  if (now_ns >= next_sweep_ns_) {
+    evicted_ += engine_->SweepInflight(now_ns - kEvictAfterNs, [](const ntprof_record&) {});
+    next_sweep_ns_ = now_ns + kSweepEveryNs;
+  }
   if (!present.ok()) return present.status();
   if (!*present) return "device " + options_.session.device + " disappeared";
   return std::nullopt;

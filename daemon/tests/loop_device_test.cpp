@@ -1,6 +1,8 @@
 // Real kernel events: the local_block programs (the block-layer hooks the host shares) recording
 // O_DIRECT I/O to a loop device. Needs root, BPF with BTF and losetup; skips (exit 77) otherwise.
 #include <fcntl.h>
+#include <linux/loop.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -25,6 +27,7 @@
 #include "bpf_test_support.h"
 #include "loop_device.h"
 #include "device_counters.h"
+#include "device_events.h"
 #include "ntp_reader.h"
 #include "ntprof_sampler.h"
 #include "recorder.h"
@@ -252,6 +255,52 @@ TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
   CHECK(writes == expected);
   CHECK(counted_writes == static_cast<uint64_t>(kBlocks));
   CHECK((*reader)->trailer().losses().missing_stamp() == 0);
+  fs::remove(out);
+}
+
+TEST_CASE("device_events_report_a_loop_device_attached") {
+  auto events = DeviceEvents::Open();
+  REQUIRE(events.ok());
+  events->Drain();
+  LoopDevice loop(kDeviceBytes);  // losetup: the kernel announces the device's change
+  bool seen = false;
+  for (int i = 0; i < 40 && !seen; ++i) {
+    seen = events->Drain();
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(seen);
+}
+
+// The recording re-reads its devices on the kernel's device events (not every interval): the
+// removal of the recorded device must still end it at the next interval, not at the periodic
+// rescan (kRescanEveryNs, longer than this recording).
+TEST_CASE("recording_stops_when_its_device_is_removed") {
+  LoopDevice loop(kDeviceBytes);
+  LiveKernelFacts facts;
+  RecordingOptions o;
+  o.session = LocalSession(loop);
+  o.interval_s = 0.25;
+  o.duration_s = 20;
+  auto recorder = Recorder::Start(o, facts);
+  REQUIRE(recorder.ok());
+  fs::path out = fs::temp_directory_path() / ("ntprof-gone-" + std::to_string(::getpid()) + ".ntp");
+  auto sink = NtpFileSink::Create(out.string(), (*recorder)->header());
+  REQUIRE(sink.ok());
+  std::atomic<bool> stop{false};
+  const int number = std::stoi(loop.name().substr(4));
+  std::thread remove([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::system(("losetup -d " + loop.path()).c_str());
+    int control = ::open("/dev/loop-control", O_RDWR);
+    if (control >= 0) {
+      ::ioctl(control, LOOP_CTL_REMOVE, number);  // the device itself goes: sysfs forgets it
+      ::close(control);
+    }
+  });
+  REQUIRE((*recorder)->Run(**sink, stop).ok());
+  remove.join();
+  // before the duration (20 s), which ends before the first periodic rescan (30 s)
+  CHECK((*recorder)->stop_reason() == "device " + loop.name() + " disappeared");
   fs::remove(out);
 }
 
