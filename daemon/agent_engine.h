@@ -68,6 +68,9 @@ class AgentEngine {
   // end: detached hooks one by one under running I/O would leave commands sampled with part of
   // their stamps. Returns how many were still in flight when it gave up (0: all done).
   int64_t StopSampling(int max_wait_ms);
+  // The BPF side's count of sampled commands in flight (never below the entries of its table;
+  // above it after a sweep), or nullopt when it cannot be read.
+  std::optional<int64_t> SampledInFlight() const;
 
   // Stops the kernel side producing records (the ring buffer stays readable): the end of a
   // recording, so what is still in flight afterwards can be counted without racing a completion.

@@ -197,19 +197,37 @@ TEST_CASE("stop_sampling_samples_no_new_command_while_the_hooks_stay_attached") 
   CHECK(losses.completion_missed == 0);
 }
 
-TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
-  LoopDevice loop(kDeviceBytes);
+// A recording of loop started into a temporary .ntp file (the caller removes it).
+struct LoopRecording {
+  std::unique_ptr<Recorder> recorder;
+  std::unique_ptr<NtpFileSink> sink;
+  fs::path file;
+};
+
+LoopRecording StartRecording(const LoopDevice& loop, double interval_s, double duration_s,
+                             const std::string& session_name) {
   LiveKernelFacts facts;
   RecordingOptions o;
   o.session = LocalSession(loop);
-  o.interval_s = 0.5;
-  o.duration_s = 2.5;
-  o.session_name = "loop-test";
+  o.interval_s = interval_s;
+  o.duration_s = duration_s;
+  o.session_name = session_name;
   auto recorder = Recorder::Start(o, facts);
   REQUIRE(recorder.ok());
-  fs::path out = fs::temp_directory_path() / ("ntprof-loop-" + std::to_string(::getpid()) + ".ntp");
-  auto sink = NtpFileSink::Create(out.string(), (*recorder)->header());
+  LoopRecording r;
+  r.file = fs::temp_directory_path() / (session_name + "-" + std::to_string(::getpid()) + ".ntp");
+  auto sink = NtpFileSink::Create(r.file.string(), (*recorder)->header());
   REQUIRE(sink.ok());
+  r.recorder = std::move(*recorder);
+  r.sink = std::move(*sink);
+  return r;
+}
+
+TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
+  LoopDevice loop(kDeviceBytes);
+  LoopRecording rec = StartRecording(loop, 0.5, 2.5, "loop-test");
+  auto& recorder = rec.recorder;
+  const fs::path& out = rec.file;
 
   std::atomic<bool> stop{false};
   std::vector<uint64_t> offsets = Offsets();
@@ -217,9 +235,9 @@ TEST_CASE("record_writes_a_readable_ntp_file_for_a_loop_device") {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     DoDirectIo(loop, offsets, /*write=*/true);
   });
-  REQUIRE((*recorder)->Run(**sink, stop).ok());
+  REQUIRE(recorder->Run(*rec.sink, stop).ok());
   io.join();
-  CHECK((*recorder)->stop_reason() == "duration elapsed");
+  CHECK(recorder->stop_reason() == "duration elapsed");
 
   auto reader = NtpReader::Open(out.string());
   REQUIRE(reader.ok());
@@ -276,16 +294,7 @@ TEST_CASE("device_events_report_a_loop_device_attached") {
 // rescan (kRescanEveryNs, longer than this recording).
 TEST_CASE("recording_stops_when_its_device_is_removed") {
   LoopDevice loop(kDeviceBytes);
-  LiveKernelFacts facts;
-  RecordingOptions o;
-  o.session = LocalSession(loop);
-  o.interval_s = 0.25;
-  o.duration_s = 20;
-  auto recorder = Recorder::Start(o, facts);
-  REQUIRE(recorder.ok());
-  fs::path out = fs::temp_directory_path() / ("ntprof-gone-" + std::to_string(::getpid()) + ".ntp");
-  auto sink = NtpFileSink::Create(out.string(), (*recorder)->header());
-  REQUIRE(sink.ok());
+  LoopRecording rec = StartRecording(loop, 0.25, 20, "loop-gone");
   std::atomic<bool> stop{false};
   const int number = std::stoi(loop.name().substr(4));
   std::thread remove([&] {
@@ -297,11 +306,11 @@ TEST_CASE("recording_stops_when_its_device_is_removed") {
       ::close(control);
     }
   });
-  REQUIRE((*recorder)->Run(**sink, stop).ok());
+  REQUIRE(rec.recorder->Run(*rec.sink, stop).ok());
   remove.join();
   // before the duration (20 s), which ends before the first periodic rescan (30 s)
-  CHECK((*recorder)->stop_reason() == "device " + loop.name() + " disappeared");
-  fs::remove(out);
+  CHECK(rec.recorder->stop_reason() == "device " + loop.name() + " disappeared");
+  fs::remove(rec.file);
 }
 
 }  // namespace
