@@ -22,7 +22,8 @@ Prints, per transport and QD:
   * each VM's CPU time per I/O (guest /proc/stat) with agents / without;
   * the BPF programs' own run time per I/O (kernel.bpf_stats_enabled) as a share of the VM's CPU
     per I/O without agents: the figure that resolves 1 %;
-  * the agent process's CPU per I/O (user + sys);
+  * the agent process's CPU per I/O (user + sys; the agents record with 1 s intervals, as the
+    service does, so their per-interval work is in it; agent_idle.py measures that work alone);
   * the sampled-command penalty: the end to end of the sampled commands that started during a run
     (from the recording) against the mean of all reads of that run (the block layer's own
     accounting), at 1 in N relative to 1 in 1 in the same round, with its interval;

@@ -2,10 +2,12 @@
 # overhead_guest.sh - the guest half of agent_overhead.py, run inside a test-bed VM (copied to
 # /mnt/host/bin by the benchmark). One ssh call per step keeps the driver's own cost off the runs.
 #
-#   overhead_guest.sh start ROLE TRANSPORT RATE [DEVICE [SALT [NTPROFD]]]
+#   overhead_guest.sh start ROLE TRANSPORT RATE [DEVICE [SALT [NTPROFD [INTERVAL]]]]
 #                                                          ntprofd record, back once it records
 #                                                          (DEVICE - for none; SALT default 12345;
-#                                                          NTPROFD: another build's binary)
+#                                                          NTPROFD: another build's binary;
+#                                                          INTERVAL: seconds, default 1 as the
+#                                                          service runs)
 #   overhead_guest.sh start-empty PROGRAM...               programs that do nothing at those
 #                                                          points (the benchmark's floor), back
 #                                                          once attached; stop and snap treat
@@ -56,12 +58,13 @@ case $1 in
     await_ready "empty_hooks: attached" 60 ;;
   start)
     role=$2 transport=$3 rate=$4 device=${5:--} salt=${6:-12345} ntprofd=${7:-/mnt/host/bin/ntprofd}
+    interval=${8:-1}
     extra=""
     [ "$device" != - ] && extra="--device $device"
     note_programs_before
     rm -f "$dir/agent.ntp"
     setsid "$ntprofd" record --role "$role" --transport "$transport" -s "$rate" \
-      --salt "$salt" -i 3600 $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &
+      --salt "$salt" -i "$interval" $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     # "ntprofd: recording ..." comes once every hook is attached
     await_ready "ntprofd: recording" 120 ;;

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""agent_idle.py - what an always-on agent costs when no I/O runs: its own CPU per second.
+
+An agent keeps working between commands: each interval (1 s, as the service runs) it drains the
+ring buffer, reads the devices' counters and its losses, writes a batch, and looks after the
+devices and ports it watches. That cost does not scale with I/O, so at low IOPS it is most of what
+the agent adds, and the per-I/O benchmark (agent_overhead.py) cannot tell it apart from the noise
+of emulation. Here each VM of the test bed runs ntprofd with no I/O at all, and the agent's threads'
+CPU time (/proc/PID/task/*/schedstat) is read over a fixed span.
+
+Alternates this build and, with --baseline-ntprofd, another build's agent, round after round, per
+transport, and prints per role the median CPU per second of each and their ratio.
+
+  agent_idle.py [--transports tcp,rdma] [--rounds 3] [--seconds 15] [--rate 100]
+                [--baseline-ntprofd PATH [--baseline-label NAME]]
+
+Needs a running test bed (deploy/testbed/tb up --transport tcp,rdma).
+"""
+import argparse
+import statistics
+import sys
+import time
+
+import agent_overhead as bed
+
+THIS = "this build"
+
+
+def agent_cpu_ms_per_s(binary, transport, device, rate, seconds):
+    """Both VMs' agents recording with no I/O: each one's CPU ms per second over `seconds`."""
+    for role in ("target", "host"):
+        bed.guest(role, "start", role, transport, rate, device if role == "host" else "-", 12345,
+                  binary, 1)
+    before = {r: bed.snap(r)["agent_ns"] for r in bed.ROLES}
+    time.sleep(seconds)
+    after = {r: bed.snap(r)["agent_ns"] for r in bed.ROLES}
+    for role in bed.ROLES:
+        bed.guest(role, "stop")
+    return {r: (after[r] - before[r]) / 1e6 / seconds for r in bed.ROLES}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter,
+                                 epilog=__doc__.split("\n\n", 1)[1])
+    ap.add_argument("--transports", default="tcp,rdma")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--seconds", type=float, default=15)
+    ap.add_argument("--rate", type=int, default=100)
+    ap.add_argument("--baseline-ntprofd", metavar="PATH", help="also run another build's agent")
+    ap.add_argument("--baseline-label", default="baseline")
+    args = ap.parse_args()
+    _, devs = bed.prepare_bed(args.transports.split(","))
+    builds = {THIS: "/mnt/host/bin/ntprofd"}
+    if args.baseline_ntprofd:
+        bed.share_baseline(args.baseline_ntprofd)
+        builds[args.baseline_label] = bed.BASELINE_IN_GUEST
+    results = {}  # (transport, build, role) -> [ms per s]
+    for rnd in range(args.rounds):
+        for transport in args.transports.split(","):
+            order = list(builds) if rnd % 2 == 0 else list(reversed(builds))
+            for name in order:
+                got = agent_cpu_ms_per_s(builds[name], transport, bed.os.path.basename(
+                    devs[transport]), args.rate, args.seconds)
+                for role, ms in got.items():
+                    results.setdefault((transport, name, role), []).append(ms)
+                print(f"[round {rnd + 1}] {transport} {name}: host {got['host']:.2f}, target "
+                      f"{got['target']:.2f} ms CPU per s", file=sys.stderr)
+    print(f"\n== agent CPU per second with no I/O (1 in {args.rate}, 1 s intervals; median of "
+          f"{args.rounds} runs of {args.seconds:g} s) ==")
+    for transport in args.transports.split(","):
+        for role in bed.ROLES:
+            this = statistics.median(results[(transport, THIS, role)])
+            line = f"  {transport:5} {role:7} this build {this:7.2f} ms/s"
+            if args.baseline_ntprofd:
+                base = statistics.median(results[(transport, args.baseline_label, role)])
+                line += (f"   {args.baseline_label} {base:7.2f} ms/s   ratio "
+                         f"{base / this if this else float('inf'):.1f}x")
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
