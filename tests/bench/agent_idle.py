@@ -26,11 +26,10 @@ import agent_overhead as bed
 THIS = "this build"
 
 
-def agent_cpu_ms_per_s(binary, transport, device, rate, seconds):
-    """Both VMs' agents recording with no I/O: each one's CPU ms per second over `seconds`."""
-    for role in ("target", "host"):
-        bed.guest(role, "start", role, transport, rate, device if role == "host" else "-", 12345,
-                  binary, 1)
+def agent_cpu_ms_per_s(config, transport, dev, seconds):
+    """Both VMs' agents of config ("100", "baseline 100": agent_overhead.py's configurations)
+    recording with no I/O: each one's CPU ms per second over `seconds`."""
+    bed.start(config, transport, dev, None)
     before = {r: bed.snap(r)["agent_ns"] for r in bed.ROLES}
     time.sleep(seconds)
     after = {r: bed.snap(r)["agent_ns"] for r in bed.ROLES}
@@ -51,17 +50,16 @@ def main():
     ap.add_argument("--baseline-label", default="baseline")
     args = ap.parse_args()
     _, devs = bed.prepare_bed(args.transports.split(","))
-    builds = {THIS: "/mnt/host/bin/ntprofd"}
+    builds = {THIS: str(args.rate)}
     if args.baseline_ntprofd:
         bed.share_baseline(args.baseline_ntprofd)
-        builds[args.baseline_label] = bed.BASELINE_IN_GUEST
+        builds[args.baseline_label] = f"baseline {args.rate}"
     results = {}  # (transport, build, role) -> [ms per s]
     for rnd in range(args.rounds):
         for transport in args.transports.split(","):
             order = list(builds) if rnd % 2 == 0 else list(reversed(builds))
             for name in order:
-                got = agent_cpu_ms_per_s(builds[name], transport, bed.os.path.basename(
-                    devs[transport]), args.rate, args.seconds)
+                got = agent_cpu_ms_per_s(builds[name], transport, devs[transport], args.seconds)
                 for role, ms in got.items():
                     results.setdefault((transport, name, role), []).append(ms)
                 print(f"[round {rnd + 1}] {transport} {name}: host {got['host']:.2f}, target "
