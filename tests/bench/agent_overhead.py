@@ -26,7 +26,10 @@ Prints, per transport and QD:
     service does, so their per-interval work is in it; agent_idle.py measures that work alone);
   * the sampled-command penalty: the end to end of the sampled commands that started during a run
     (from the recording) against the mean of all reads of that run (the block layer's own
-    accounting), at 1 in N relative to 1 in 1 in the same round, with its interval;
+    accounting), at 1 in N relative to 1 in 1 in the same round, with its interval; and the
+    sampled path's own BPF run time per sampled command (1 in 1 - hooks only, both sides) against
+    the end to end without agents: the same quantity without the noise of a few sampled commands
+    per run, measured hot (at 1 in N the path runs colder);
 and, per role, rate and hook: runs per I/O, ns per run, ns per I/O.
 
   agent_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 5]
@@ -282,6 +285,29 @@ def say_penalty(say, by_round, configs, name):
                 f"{len(pens)} rounds)")
 
 
+def bpf_ns_per_io(run):
+    """Both sides' BPF run time per I/O of one run."""
+    return sum(ns for role in ROLES for _, ns in run[f"{role}_bpf"].values()) / run["ios"]
+
+
+def say_sampled_path(say, by_round):
+    """What the sampled path itself runs, per sampled command: both sides' BPF per I/O at 1 in 1
+    (every command sampled) minus with hooks only (none), per round, against the mean end to end
+    of the round's run without agents (block-layer accounting). The same quantity as the penalty
+    without its noise: the programs' extra run time on the command's own path. At 1 in N the path
+    runs colder, so this is its least."""
+    extra = [(bpf_ns_per_io(rr["1"]) - bpf_ns_per_io(rr["0"]),
+              1e6 * rr[OFF]["block_read_ms"] / rr[OFF]["block_reads"])
+             for rr in by_round.values() if all(k in rr for k in ("0", "1", OFF))]
+    if not extra:
+        return
+    us = median_ci([ns / 1000.0 for ns, _ in extra])
+    pct = median_ci([100.0 * ns / e2e for ns, e2e in extra])
+    say(f"  the sampled path's own BPF run time (1 in 1 - hooks only, both sides): {us[0]:.1f} us "
+        f"[{us[1]:.1f}, {us[2]:.1f}] per sampled command, {pct[0]:.2f} % [{pct[1]:.2f}, "
+        f"{pct[2]:.2f}] of the mean end to end without agents ({len(extra)} rounds)")
+
+
 def summarize(runs, args):
     lines = []
     say = lines.append
@@ -327,6 +353,7 @@ def summarize(runs, args):
                     f"{bpf['host']:>15.0f} {bpf['target']:>8.0f} "
                     f"{share['host']:>7.2f} / {share['target']:<6.2f} {agent:>12.0f}")
             say_penalty(say, by_round, configs, name)
+            say_sampled_path(say, by_round)
     say("\n== per hook (median over the runs of every QD; ns as the kernel's bpf_stats count them;"
         " above floor: ns/run over the empty program's at that point) ==")
     for transport in args.transports:
