@@ -4,6 +4,11 @@
  * target_rdma.bpf.c): the in-flight table keyed by struct nvmet_req * from nvmet_req_init on, the
  * subsystem ids, and the hooks in nvmet core and the backing block device:
  *
+ *   T0  = T1: both transports' receive paths call nvmet_req_init in the call that completed the
+ *       capsule, with no queue between (nvmet_tcp_try_recv_pdu after the header's read,
+ *       nvmet_rdma_recv_done -> nvmet_rdma_handle_command), so the capsule is taken at T1. Noting
+ *       each receive's time for it cost every command a program or two kernel calls; what lay
+ *       between was nvmet's header handling, under a microsecond (docs/hooks.md)
  *   T1  nvmet_req_init (tracepoint / function)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  nvmet_req_complete (tracepoint / function)
@@ -15,9 +20,9 @@
  * Include after ntprof_bpf_common.h. The transport's object defines
  *   target_command_arrives(req, sq, sqe, rec, typed): at nvmet_req_init, before anything else.
  *       true for a sampled I/O command, with its record so far in *rec (target_new_record(): its
- *       identity, T0, flags): both transports take the sampling decision here, and T0 from what
- *       their receive hook noted on this CPU. false: nothing more to do for the command. sq and
- *       sqe may be NULL (then they are req->sq and req->cmd); typed: see NTPROF_READ;
+ *       identity and flags): both transports take the sampling decision here. false: nothing more
+ *       to do for the command. sq and sqe may be NULL (then they are req->sq and req->cmd); typed:
+ *       see NTPROF_READ;
  *   target_command_bound(req): what it notes of a sampled command once it is in the table
  *       (NVMe/TCP: the command slot's reply PDU buffers);
  *   target_response_queued(v): what the response being queued at T4 stamps besides T4 (NVMe/RDMA
@@ -80,10 +85,10 @@ static __always_inline bool target_sampled_sqe(const void *sqe_addr, struct ntpr
 	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
 }
 
-/* The record of a sampled command whose capsule arrived at t0 on submission queue sq, in *rec.
+/* The record of a sampled command on submission queue sq, in *rec (stamped by on_nvmet_req_init).
  * false for the admin queue, which is not profiled (the host side skips it too). */
 static __always_inline bool target_new_record(struct nvmet_sq___ntprof *sq,
-					      const struct ntprof_sqe *sqe, __u8 transport, __u64 t0,
+					      const struct ntprof_sqe *sqe, __u8 transport,
 					      struct ntprof_record *rec, bool typed)
 {
 	__u16 qid = NTPROF_READ(typed, sq, qid);
@@ -106,7 +111,6 @@ static __always_inline bool target_new_record(struct nvmet_sq___ntprof *sq,
 	rec->role = NTPROF_ROLE_TARGET;
 	rec->transport = transport;
 	rec->stack = NTPROF_STACK_KERNEL;
-	rec->stamps[NTPROF_T0_CAPSULE_RECEIVED] = t0;
 	return true;
 }
 
@@ -162,6 +166,7 @@ static __always_inline int on_nvmet_req_init(struct nvmet_req___ntprof *req,
 		sq = NTPROF_READ(typed, req, sq);
 	struct nvmet_ctrl___ntprof *ctrl = NTPROF_READ(typed, sq, ctrl);
 	rec.stamps[NTPROF_T1_REQ_INIT] = bpf_ktime_get_ns();
+	rec.stamps[NTPROF_T0_CAPSULE_RECEIVED] = rec.stamps[NTPROF_T1_REQ_INIT]; /* see the top */
 	rec.ctrl = NTPROF_READ(typed, ctrl, cntlid);
 	rec.subsys = target_subsys_id(ctrl, typed);
 	if (ntprof_inflight_put(&inflight, (__u64)req, &rec))

@@ -3,11 +3,10 @@
  * target_rdma.bpf.c - NVMe/RDMA target (nvmet_rdma + nvmet core + the backing block device).
  * T1-T4 and the drive stamps come from ntprof_nvmet_target.h (shared with target_tcp.bpf.c).
  *
- *   T0  nvmet_rdma_recv_done ENTRY: the receive completion of the command capsule, noted on its
- *       CPU only.
+ *   T0  = T1: the capsule's receive completion (nvmet_rdma_recv_done) calls nvmet_req_init in the
+ *       same call chain with no queue between (docs/hooks.md, "T0 on kernel targets")
  *   T1  tracepoint nvmet:nvmet_req_init (inside nvmet_rdma_handle_command): the sampling decision,
- *       on the SQE (req->cmd = the receive buffer's cmd->nvme_cmd); a sampled command takes the
- *       T0 noted on its CPU
+ *       on the SQE (req->cmd = the receive buffer's cmd->nvme_cmd)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  = T3: nvmet core calls nvmet_rdma_queue_response right after that tracepoint, which posts
@@ -34,52 +33,24 @@
 #include "ntprof_nvmet_target.h"
 #include "ntprof_rdma_wc.h"
 
-/* The last capsule receive completion on this CPU. nvmet_rdma_recv_done hands the capsule to
- * nvmet_rdma_handle_command -> nvmet_req_init on the same CPU with no other receive between, so
- * nvmet_req_init, which takes the sampling decision on the SQE it is typed for, finds its own
- * capsule's arrival here. Noting it costs one load and a clock read per command; deciding at the
- * receive completion cost two probe reads of the SQE through the container_of'd receive buffer
- * (about 16 us per command under emulation, docs/measurements.md). */
-struct capsule_arrival {
-	__u64 cqe; /* struct ib_cqe * of the receive (&nvmet_rdma_cmd.cqe); 0 once taken */
-	__u64 ns;  /* T0 */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct capsule_arrival);
-} capsule_arrivals SEC(".maps");
-
-/* nvmet_req_init: the sampling decision on the SQE (sqe, else req->cmd). A sampled command takes
- * the arrival noted on this CPU when it is its own receive buffer's (rsp->cmd->cqe, one probe read
- * for sampled commands only) and consumes it. Without one (a command nvmet_rdma deferred until its
- * queue went live, or a second nvmet_req_init for the same command: seen for 9 of 1,515 QD8 reads
- * over soft-RoCE on 6.12, ~18 ms after T2), the command is not recorded: it must not take an
- * earlier capsule's T0. */
+/* nvmet_req_init: the sampling decision on the SQE (sqe, else req->cmd). A second nvmet_req_init
+ * for a command already in the table (seen for 9 of 1,515 QD8 reads over soft-RoCE on 6.12, ~18 ms
+ * after its T2) is not a new command: the record keeps its stamps. */
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe,
 						   struct ntprof_record *rec, bool typed)
 {
-	struct nvmet_rdma_rsp___ntprof *rsp;
-	struct capsule_arrival *a;
+	struct ntprof_record *known;
 	struct ntprof_sqe s;
-	__u32 zero = 0;
-	__u64 cmd;
 
 	if (!target_sampled_sqe(sqe ? sqe : NTPROF_READ(typed, req, cmd), &s, typed))
 		return false;
-	a = bpf_map_lookup_elem(&capsule_arrivals, &zero);
-	rsp = (void *)req - bpf_core_field_offset(struct nvmet_rdma_rsp___ntprof, req);
-	cmd = (__u64)BPF_CORE_READ(rsp, cmd); /* a container_of result: a probe read */
-	if (!a || !cmd || !a->cqe ||
-	    a->cqe != cmd + bpf_core_field_offset(struct nvmet_rdma_cmd___ntprof, cqe))
+	known = target_lookup_req(req);
+	if (known && known->cid == s.cid)
 		return false;
-	a->cqe = 0;
 	if (!sq)
 		sq = NTPROF_READ(typed, req, sq);
-	return target_new_record(sq, &s, NTPROF_TRANSPORT_RDMA, a->ns, rec, typed);
+	return target_new_record(sq, &s, NTPROF_TRANSPORT_RDMA, rec, typed);
 }
 
 /* Replies are found by their work completions: nothing to note at T1. */
@@ -89,21 +60,6 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 
 /* The nvmet_req of the nvmet_rdma_rsp at rsp. */
 #define RSP_REQ(rsp) ((void *)(rsp) + bpf_core_field_offset(struct nvmet_rdma_rsp___ntprof, req))
-
-/* ---- T0: the capsule is received; nvmet_req_init takes the decision ---- */
-static __always_inline int on_nvmet_rdma_recv_done(struct ib_wc___ntprof *wc, bool typed)
-{
-	__u32 zero = 0;
-	struct capsule_arrival *a = bpf_map_lookup_elem(&capsule_arrivals, &zero);
-
-	if (!a)
-		return 0;
-	a->ns = bpf_ktime_get_ns();
-	a->cqe = (__u64)NTPROF_READ(typed, wc, wr_cqe); /* a failed receive reaches no nvmet_req_init */
-	return 0;
-}
-
-NTPROF_WC_HOOK(nvmet_rdma_recv_done, on_nvmet_rdma_recv_done)
 
 /* ---- XFER_POSTED of writes: the RDMA READ of the host's data is posted ---- */
 /* Every rdma_rw_ctx_post on the machine (other RDMA users too); nvmet_rdma's names the command's

@@ -3,10 +3,8 @@
  * target_tcp.bpf.c - NVMe/TCP target (nvmet_tcp + nvmet core + the backing block device).
  * T1-T4 and the drive stamps come from ntprof_nvmet_target.h (shared with target_rdma.bpf.c).
  *
- *   T0  kernel_recvmsg return inside nvmet_tcp_try_recv_pdu: the command capsule header complete in
- *       queue->pdu. Every read's return notes only its time and socket on its CPU; the capsule's
- *       is the last one before nvmet_req_init on that CPU (nvmet_tcp_try_recv_pdu ->
- *       nvmet_tcp_done_recv_pdu -> nvmet_req_init, no other receive between), which takes it.
+ *   T0  = T1: the read that completes the capsule header returns into nvmet_tcp_try_recv_pdu,
+ *       which calls nvmet_tcp_done_recv_pdu -> nvmet_req_init with no queue between
  *   T1  tracepoint nvmet:nvmet_req_init; the sampling decision is taken here, on the SQE that
  *       nvmet_tcp copied out of the capsule (req->cmd)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
@@ -80,56 +78,22 @@ static __always_inline struct target_sock *target_sock_get(struct sock *sk, bool
 	return bpf_map_lookup_elem(&target_socks, &key);
 }
 
-/* ---- T0: capsule header received; the sampling decision at T1 ---- */
-
-/* The last kernel_recvmsg on this CPU that read bytes: when it returned, on which socket. */
-struct recv_return {
-	__u64 sock; /* struct socket * */
-	__u64 ns;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct recv_return);
-} recv_returns SEC(".maps");
-
-static __always_inline void target_recv_returned(struct socket *sock)
-{
-	__u32 zero = 0;
-	struct recv_return *r = bpf_map_lookup_elem(&recv_returns, &zero);
-
-	if (r) {
-		r->sock = (__u64)sock;
-		r->ns = bpf_ktime_get_ns();
-	}
-}
+/* ---- T1: the sampling decision ---- */
 
 /* nvmet_req_init of a command that came in a capsule on sq: the sampling decision on its SQE (sqe,
- * else req->cmd: nvmet_tcp copied it there out of the capsule). A sampled command takes as T0 the
- * return of the read that completed its capsule header, the last read on this CPU, when it was on
- * the queue's socket (else T0 stays "not seen"). false for a command that is not sampled: nvmet
- * core then need not look for it. */
+ * else req->cmd: nvmet_tcp copied it there out of the capsule). false for a command that is not
+ * sampled: nvmet core then need not look for it. */
 static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *req,
 						   struct nvmet_sq___ntprof *sq, const void *sqe,
 						   struct ntprof_record *rec, bool typed)
 {
-	struct nvmet_tcp_queue___ntprof *q;
-	struct recv_return *r;
 	struct ntprof_sqe s;
-	__u32 zero = 0;
-	__u64 t0 = 0;
 
 	if (!target_sampled_sqe(sqe ? sqe : NTPROF_READ(typed, req, cmd), &s, typed))
 		return false;
 	if (!sq)
 		sq = NTPROF_READ(typed, req, sq);
-	q = (void *)sq - bpf_core_field_offset(struct nvmet_tcp_queue___ntprof, nvme_sq);
-	r = bpf_map_lookup_elem(&recv_returns, &zero);
-	if (r && r->sock == (__u64)BPF_CORE_READ(q, sock))
-		t0 = r->ns;
-	return target_new_record(sq, &s, NTPROF_TRANSPORT_TCP, t0, rec, typed);
+	return target_new_record(sq, &s, NTPROF_TRANSPORT_TCP, rec, typed);
 }
 
 /* The request of the command slot a target-assigned tag (an R2T's, answered by H2CData) names on
@@ -176,18 +140,12 @@ static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, lo
 		v->stamps[NTPROF_T_DATA_RECEIVED] = bpf_ktime_get_ns();
 }
 
-/* Every read that returned bytes notes its time (T0 of a capsule it completed); a sampled command
- * in flight may be waiting for its H2CData. nvmet_tcp reads each PDU header in two: its first 8
- * bytes (the common header, which gives the length), then the rest. A read asked for exactly 8
- * bytes completes no header, so it notes nothing: the read after it overwrites the note anyway. */
-static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, size_t size,
-					     long ret, bool typed)
+/* A read returned ret bytes: while a sampled command is in flight it may be waiting for its
+ * H2CData. Most calls find nothing to read, and at 1 in 100 nothing sampled is in flight. */
+static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, long ret,
+					     bool typed)
 {
-	if (ret <= 0) /* most calls find nothing to read: no work for them */
-		return;
-	if (size != NTPROF_PDU_HDR_LEN)
-		target_recv_returned(sock);
-	if (!ntprof_nothing_sampled_in_flight())
+	if (ret > 0 && !ntprof_nothing_sampled_in_flight())
 		target_on_recv(NTPROF_READ(typed, sock, sk), vec, ret, typed);
 }
 
@@ -195,7 +153,7 @@ SEC("fexit/kernel_recvmsg")
 int BPF_PROG(kernel_recvmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	     size_t num, size_t size, int flags, int ret)
 {
-	target_recv_done(sock, vec, size, ret, true);
+	target_recv_done(sock, vec, ret, true);
 	return 0;
 }
 
@@ -203,7 +161,7 @@ SEC("kprobe/kernel_recvmsg")
 int BPF_KPROBE(kernel_recvmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	       size_t num, size_t size)
 {
-	ntprof_save_args(HOOK_KERNEL_RECVMSG, ctx, (__u64)sock, (__u64)vec, size, 0, 0);
+	ntprof_save_args(HOOK_KERNEL_RECVMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
 	return 0;
 }
 
@@ -215,7 +173,7 @@ int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
 
 	if (!a)
 		return 0;
-	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], a->arg[2], ret, false);
+	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], ret, false);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }
@@ -242,15 +200,16 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {
 	__u64 slot = (__u64)req - bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
 	struct nvmet_tcp_cmd___ntprof *cmd = (void *)slot;
+	__u64 rsp_pdu = (__u64)BPF_CORE_READ(cmd, rsp_pdu);
+	__u64 *known = bpf_map_lookup_elem(&reply_pdus, &rsp_pdu);
+
+	if (known && *known == slot)
+		return; /* noted when the slot last carried a sampled command: one probe read */
 	__u64 pdus[3] = {
-		(__u64)BPF_CORE_READ(cmd, rsp_pdu),
+		rsp_pdu,
 		(__u64)BPF_CORE_READ(cmd, data_pdu),
 		(__u64)BPF_CORE_READ(cmd, r2t_pdu),
 	};
-	__u64 *known = bpf_map_lookup_elem(&reply_pdus, &pdus[0]);
-
-	if (known && *known == slot)
-		return; /* noted when the slot last carried a sampled command */
 	for (int i = 0; i < 3; i++)
 		if (pdus[i])
 			bpf_map_update_elem(&reply_pdus, &pdus[i], &slot, BPF_ANY);

@@ -182,7 +182,9 @@ void AddTargetStages(const v1::Record& r, const TargetHalf& t, CommandBreakdown*
   const int64_t xfer_before = t.xfer_after_backend ? 0 : t.xfer;
   const int64_t xfer_after = t.xfer_after_backend ? t.xfer : 0;
   if (t.t1 != 0) {
-    Set(b, Component::kTargetReceive, Span(t.t0, t.t1));
+    // The kernel targets stamp T0 at T1 (nvmet_req_init is called where the capsule completes):
+    // only SPDK has a receive phase of its own to show.
+    if (t.t0 != t.t1) Set(b, Component::kTargetReceive, Span(t.t0, t.t1));
     Set(b, Component::kTargetSubmit,
         static_cast<int64_t>(t.t2 - t.t1) - t.r2t_wait - xfer_before);
   }

@@ -85,7 +85,7 @@ std::vector<HookSpec> HostTcpHooks() {
 
 std::vector<HookSpec> TargetTcpHooks() {
   std::vector<HookSpec> hooks = {
-      FunctionHook("kernel_recvmsg", "", "nvmet_tcp", "T0 (taken at nvmet_req_init); T_DATA_RECEIVED",
+      FunctionHook("kernel_recvmsg", "", "nvmet_tcp", "T_DATA_RECEIVED (H2CData after an R2T)",
                    true, true, kNvmetTcpHint),
   };
   // NVMe/TCP decides on the SQE nvmet_tcp copied out of the capsule (bpf/target_tcp.bpf.c)
@@ -134,10 +134,8 @@ std::vector<HookSpec> TargetRdmaHooks() {
   auto nvmet_rdma = [](const char* name, const char* stamps, bool required) {
     return FunctionHook(name, "nvmet_rdma", "nvmet_rdma", stamps, required, false, kNvmetRdmaHint);
   };
-  std::vector<HookSpec> hooks = {
-      nvmet_rdma("nvmet_rdma_recv_done", "T0 (capsule received)", true),
-  };
-  for (HookSpec& h : NvmetCoreHooks(kNvmetRdmaHint)) hooks.push_back(std::move(h));
+  // T0 is T1: nvmet_rdma_recv_done calls nvmet_req_init (bpf/ntprof_nvmet_target.h)
+  std::vector<HookSpec> hooks = NvmetCoreHooks(kNvmetRdmaHint);
   // ib_core's post of the RDMA READ that pulls a write's data: only such writes run it
   hooks.push_back(FunctionHook("rdma_rw_ctx_post", "ib_core", "nvmet_rdma",
                                "T_XFER_POSTED of writes (RDMA READ of the data posted)", false,

@@ -47,7 +47,6 @@ EMPTY_ENTRY(nvme_tcp_recv_skb)
 /* NVMe/RDMA */
 EMPTY_ENTRY(nvme_rdma_post_send)
 EMPTY_ENTRY(nvme_rdma_recv_done)
-EMPTY_ENTRY(nvmet_rdma_recv_done)
 EMPTY_ENTRY(rdma_rw_ctx_post)
 EMPTY_ENTRY(nvmet_rdma_read_data_done)
 EMPTY_ENTRY(nvmet_rdma_send_done)

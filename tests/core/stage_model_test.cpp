@@ -50,6 +50,18 @@ TEST_CASE("kernel_target_t4_at_t3_has_no_respond_component", "[stage_model]") {
   CHECK(StageOf(*b, Stage::kNetwork) == 10'000);
 }
 
+TEST_CASE("kernel_target_t0_at_t1_has_no_receive_component", "[stage_model]") {
+  // nvmet: T0 is stamped with T1 (nvmet_req_init is called where the capsule completes)
+  auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1'000'000, 300, 800, 71'010, 470, 200), "nvme0n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, TargetStamps(5'000'000'000, 0, 500, 60'000, 0, 510), "nullb0");
+  auto b = BreakDown(&host, &target);
+  REQUIRE(b.has_value());
+  CHECK_FALSE(b->component(Component::kTargetReceive).has_value());
+  CHECK(ComponentOf(*b, Component::kTargetSubmit) == 500);
+  CHECK(StageOf(*b, Stage::kTargetDriver) == 500 + 510);
+  CHECK(StageOf(*b, Stage::kNetwork) == 71'010 - (500 + 60'000 + 510));
+}
+
 TEST_CASE("stages_sum_to_end_to_end", "[stage_model]") {
   for (uint64_t wait : {61'010u, 70'000u, 200'000u}) {
     auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(10, 1, 2, wait, 4, 5), "nvme0n1");
