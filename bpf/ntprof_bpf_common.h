@@ -165,16 +165,20 @@ static __always_inline void ntprof_lose(__u32 cause)
 		*n += 1; /* per-CPU slot: no atomic needed */
 }
 
-/* The agent is woken once this much waits in the ring; below it, it drains the ring on its own
- * when its interval ends (daemon/recording_loop.h, at least once a second). A wakeup per record
- * (an irq_work, then the agent's thread on a CPU the I/O needs) was most of what a sampled command
- * cost at its emit. A quarter of the ring leaves room for 3 MiB more while the agent wakes. */
-#define NTPROF_RING_WAKEUP_BYTES (1 << 20)
+/* The agent is woken once every NTPROF_RING_WAKEUP_RECORDS records (about 208 KiB of the 4 MiB
+ * ring); between wakeups it drains the ring on its own when its interval ends (daemon/
+ * recording_loop.h, at least once a second). A wakeup per record (an irq_work, then the agent's
+ * thread on a CPU the I/O needs) was most of what a sampled command cost at its emit. Counting
+ * records in a global is an inlined atomic add; asking the ring how much it holds was a kernel
+ * call on every sampled command. */
+#define NTPROF_RING_WAKEUP_RECORDS 1024
+__u64 ntprof_emitted = 0;
 
 /* Hand a finished record to user space. The in-flight entry is copied, so the caller may delete it. */
 static __always_inline void ntprof_emit(const struct ntprof_record *rec)
 {
-	__u64 wake = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= NTPROF_RING_WAKEUP_BYTES
+	__u64 n = __sync_fetch_and_add(&ntprof_emitted, 1);
+	__u64 wake = n % NTPROF_RING_WAKEUP_RECORDS == NTPROF_RING_WAKEUP_RECORDS - 1
 			     ? BPF_RB_FORCE_WAKEUP
 			     : BPF_RB_NO_WAKEUP;
 

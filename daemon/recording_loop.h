@@ -51,7 +51,7 @@ struct RecordingLoopOptions {
 
 // The longest the loop waits in one poll: how late it may notice `stop` set by another thread (a
 // signal interrupts the wait at once). Otherwise it sleeps until the interval ends: the BPF side
-// wakes it early once a quarter of the ring waits (NTPROF_RING_WAKEUP_BYTES). A fixed 100 ms poll
+// wakes it early every NTPROF_RING_WAKEUP_RECORDS records. A fixed 100 ms poll
 // woke an idle agent 10 times a second, which under emulation cost 1 % of a guest's CPU per I/O
 // (docs/measurements.md, sixth pass).
 inline constexpr int kMaxPollWaitMs = 1000;
