@@ -38,26 +38,18 @@ TEST_CASE("joined_command_splits_into_the_five_stages_by_hand", "[stage_model]")
   CHECK_FALSE(b->stage(Stage::kNetworkAndTarget).has_value());
 }
 
-TEST_CASE("kernel_target_t4_at_t3_has_no_respond_component", "[stage_model]") {
-  // nvmet: T4 is stamped with T3 (the response is queued right after nvmet_req_complete)
-  auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1'000'000, 300, 800, 71'010, 470, 200), "nvme0n1");
-  auto target = MakeRecord(v1::ROLE_TARGET, {}, TargetStamps(5'000'000'000, 200, 300, 60'000, 0, 510), "nullb0");
-  auto b = BreakDown(&host, &target);
-  REQUIRE(b.has_value());
-  CHECK_FALSE(b->component(Component::kTargetRespond).has_value());
-  CHECK(ComponentOf(*b, Component::kTargetSend) == 510);
-  CHECK(StageOf(*b, Stage::kTargetDriver) == 200 + 300 + 510);
-  CHECK(StageOf(*b, Stage::kNetwork) == 10'000);
-}
-
-TEST_CASE("kernel_target_t0_at_t1_has_no_receive_component", "[stage_model]") {
-  // nvmet: T0 is stamped with T1 (nvmet_req_init is called where the capsule completes)
+TEST_CASE("kernel_target_t0_at_t1_and_t4_at_t3_have_no_receive_or_respond_component",
+          "[stage_model]") {
+  // nvmet: T0 is stamped with T1 (nvmet_req_init is called where the capsule completes) and T4
+  // with T3 (the response is queued right after nvmet_req_complete)
   auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(1'000'000, 300, 800, 71'010, 470, 200), "nvme0n1");
   auto target = MakeRecord(v1::ROLE_TARGET, {}, TargetStamps(5'000'000'000, 0, 500, 60'000, 0, 510), "nullb0");
   auto b = BreakDown(&host, &target);
   REQUIRE(b.has_value());
   CHECK_FALSE(b->component(Component::kTargetReceive).has_value());
+  CHECK_FALSE(b->component(Component::kTargetRespond).has_value());
   CHECK(ComponentOf(*b, Component::kTargetSubmit) == 500);
+  CHECK(ComponentOf(*b, Component::kTargetSend) == 510);
   CHECK(StageOf(*b, Stage::kTargetDriver) == 500 + 510);
   CHECK(StageOf(*b, Stage::kNetwork) == 71'010 - (500 + 60'000 + 510));
 }
