@@ -1,8 +1,11 @@
 #include "device_counters.h"
 
+#include <fcntl.h>
 #include <glob.h>
+#include <unistd.h>
 
-#include <fstream>
+#include <cerrno>
+#include <cstdlib>
 #include <regex>
 
 #include "block_devices.h"
@@ -11,21 +14,6 @@ namespace ntprof::agent {
 namespace {
 
 constexpr uint64_t kSectorBytes = 512;  // the stat file counts 512-byte sectors on every device
-
-// Adds one stat file: reads completed [0], sectors read [2], writes completed [4], sectors written
-// [6] (Documentation/block/stat.rst).
-bool AddStatFile(const std::string& path, IoCounts* sum) {
-  std::ifstream in(path);
-  uint64_t f[7];
-  for (uint64_t& v : f) {
-    if (!(in >> v)) return false;
-  }
-  sum->reads += f[0];
-  sum->read_bytes += f[2] * kSectorBytes;
-  sum->writes += f[4];
-  sum->write_bytes += f[6] * kSectorBytes;
-  return true;
-}
 
 // The stat files of a multipath head's paths: nvme<S>n<N> -> nvme<S>c<C>n<N>.
 std::vector<std::string> PathStatFiles(const std::string& sysfs_root, const std::string& name) {
@@ -52,6 +40,36 @@ IoCounts Minus(const IoCounts& a, const IoCounts& b) {
 
 }  // namespace
 
+DeviceCounters::OpenStatFile::OpenStatFile(const std::string& path)
+    : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {}
+
+DeviceCounters::OpenStatFile::~OpenStatFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// reads completed [0], sectors read [2], writes completed [4], sectors written [6]
+// (Documentation/block/stat.rst)
+bool DeviceCounters::OpenStatFile::AddTo(IoCounts* sum) const {
+  char text[512];
+  const ssize_t n = fd_ < 0 ? -1 : ::pread(fd_, text, sizeof(text) - 1, 0);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  uint64_t f[7];
+  const char* at = text;
+  for (uint64_t& v : f) {
+    char* end = nullptr;
+    errno = 0;
+    v = std::strtoull(at, &end, 10);
+    if (end == at || errno != 0) return false;
+    at = end;
+  }
+  sum->reads += f[0];
+  sum->read_bytes += f[2] * kSectorBytes;
+  sum->writes += f[4];
+  sum->write_bytes += f[6] * kSectorBytes;
+  return true;
+}
+
 std::vector<std::string> DeviceCounters::StatFiles(uint32_t kernel_dev) const {
   std::vector<std::string> paths =
       PathStatFiles(sysfs_root_, BlockDeviceName(kernel_dev, sysfs_root_));
@@ -66,7 +84,7 @@ std::optional<IoCounts> DeviceCounters::Totals(uint32_t kernel_dev) const {
   if (files == stat_files_.end()) return std::nullopt;
   IoCounts sum;
   bool any = false;
-  for (const std::string& p : files->second) any |= AddStatFile(p, &sum);
+  for (const OpenStatFile& f : files->second) any |= f.AddTo(&sum);
   if (any) return sum;
   return std::nullopt;
 }
@@ -75,7 +93,8 @@ void DeviceCounters::Watch(const std::vector<uint32_t>& kernel_devs) {
   watched_ = std::set<uint32_t>(kernel_devs.begin(), kernel_devs.end());
   stat_files_.clear();
   for (uint32_t dev : watched_) {
-    stat_files_[dev] = StatFiles(dev);
+    std::vector<OpenStatFile>& files = stat_files_[dev];
+    for (const std::string& path : StatFiles(dev)) files.emplace_back(path);
     if (last_.count(dev)) continue;
     if (auto now = Totals(dev)) last_[dev] = *now;
   }

@@ -1,5 +1,6 @@
 // DeviceCounters on a fake /sys whose stat files the test writes: the counts are the known
-// differences between two writes.
+// differences between two writes. (A removed device is left out: loop_device_test, on a real one,
+// since what a removed device's sysfs file returns is the kernel's doing.)
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -76,14 +77,6 @@ TEST_CASE("a_device_without_paths_counts_its_own_statistics_and_only_watched_one
   CHECK(got[kLoop].read_bytes == 16 * 512);
   CHECK(got[kLoop].writes == 0);
   counters.Watch({});  // no longer watched: no longer reported
-  CHECK(counters.Read().empty());
-}
-
-TEST_CASE("a_vanished_device_is_left_out") {
-  FakeSysfs sys;
-  DeviceCounters counters(sys.root.string());
-  counters.Watch({kLoop});
-  fs::remove_all(sys.root / "dev/block/7:0");
   CHECK(counters.Read().empty());
 }
 

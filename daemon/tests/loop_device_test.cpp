@@ -289,6 +289,33 @@ TEST_CASE("device_events_report_a_loop_device_attached") {
   CHECK(seen);
 }
 
+// Removes loop's device from the system (detached, then the device itself: sysfs forgets it).
+void RemoveLoopDevice(const LoopDevice& loop) {
+  std::system(("losetup -d " + loop.path()).c_str());
+  int control = ::open("/dev/loop-control", O_RDWR);
+  if (control >= 0) {
+    ::ioctl(control, LOOP_CTL_REMOVE, std::stoi(loop.name().substr(4)));
+    ::close(control);
+  }
+}
+
+// The counters hold the device's stat file open; once the device is gone the kernel refuses to
+// read it, and the device is left out instead of repeating its last totals.
+TEST_CASE("device_counters_count_a_loop_device_and_leave_it_out_once_removed") {
+  LoopDevice loop(kDeviceBytes);
+  const uint32_t dev = DevOf(loop);
+  DeviceCounters counters;
+  counters.Watch({dev});
+  std::vector<uint64_t> offsets = Offsets();
+  DoDirectIo(loop, offsets, /*write=*/false);
+  std::map<uint32_t, IoCounts> got = counters.Read();
+  REQUIRE(got.count(dev));
+  CHECK(got[dev].reads >= offsets.size());  // udev may read the new device too
+  CHECK(got[dev].read_bytes >= offsets.size() * kBlock);
+  RemoveLoopDevice(loop);
+  CHECK(counters.Read().empty());
+}
+
 // The recording re-reads its devices on the kernel's device events (not every interval): the
 // removal of the recorded device must still end it at the next interval, not at the periodic
 // rescan (kRescanEveryNs, longer than this recording).
@@ -296,15 +323,9 @@ TEST_CASE("recording_stops_when_its_device_is_removed") {
   LoopDevice loop(kDeviceBytes);
   LoopRecording rec = StartRecording(loop, 0.25, 20, "loop-gone");
   std::atomic<bool> stop{false};
-  const int number = std::stoi(loop.name().substr(4));
   std::thread remove([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-    std::system(("losetup -d " + loop.path()).c_str());
-    int control = ::open("/dev/loop-control", O_RDWR);
-    if (control >= 0) {
-      ::ioctl(control, LOOP_CTL_REMOVE, number);  // the device itself goes: sysfs forgets it
-      ::close(control);
-    }
+    RemoveLoopDevice(loop);
   });
   REQUIRE(rec.recorder->Run(*rec.sink, stop).ok());
   remove.join();

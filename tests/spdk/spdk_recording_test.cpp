@@ -95,9 +95,10 @@ std::vector<std::string> TargetArgs(const TempDir& dir, const std::string& trans
 
 // wait_rate: the host starts its commands only once an agent has switched its sampling on.
 std::vector<std::string> HostArgs(const TempDir& dir, const std::string& transport, int count,
-                                  bool wait_rate = true) {
+                                  bool wait_rate = true,
+                                  const std::string& binary = NTPROF_FAKE_SPDK_APP) {
   auto us = [](int v) { return std::to_string(v); };
-  std::vector<std::string> args{NTPROF_FAKE_SPDK_APP, "host", "--socket", dir / "fabric.sock",
+  std::vector<std::string> args{binary, "host", "--socket", dir / "fabric.sock",
                                 "--transport", transport, "--count", std::to_string(count),
                                 "--log", dir / "host.log", "--wire-us", us(kWire),
                                 "--host-submit-us", us(kHostSubmit),
@@ -240,7 +241,12 @@ void RunPipeline(const std::string& transport) {
   REQUIRE(SampleRateOf(target.pid()) == kRate);
 
   // The host waits for the agent's sample rate before its first command; it is recorded by PID.
-  Child host(HostArgs(dir, transport, kCommands));
+  // It runs a copy of the app: the target's agent, recording every process of the app's path,
+  // would otherwise find the host's process too and set its rate before the host's own agent
+  // attached, and the host's first sampled command would go unrecorded.
+  const fs::path host_app = dir / "fake_spdk_host_app";
+  fs::copy_file(NTPROF_FAKE_SPDK_APP, host_app);
+  Child host(HostArgs(dir, transport, kCommands, /*wait_rate=*/true, host_app));
   std::this_thread::sleep_for(100ms);
   SpdkRecordingOptions host_opts = target_opts;
   host_opts.role = SpdkRole::kHost;
