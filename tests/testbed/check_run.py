@@ -93,7 +93,13 @@ def consistent(run_dir):
     rec = rep["records"]
     check(rec["host"] > 0 and rec["matched_percent"] == 100.0,
           f"{run_dir}: {rec['matched']} of {rec['host']} host records matched ({rec['matched_percent']:.2f} %)")
-    check(rec["incomplete"] == 0, f"{run_dir}: {rec['incomplete']} records missing a stamp")
+    # A command whose hook the kernel skipped (a program nested on one CPU: an interrupt ran the
+    # same hook for another command) misses that stamp; the report counts both. Any other
+    # incomplete record is a defect.
+    skipped = rep.get("probe_runs_skipped", 0)
+    check(rec["incomplete"] <= skipped,
+          f"{run_dir}: {rec['incomplete']} records missing a stamp"
+          + (f", {skipped} probe runs skipped by the kernel" if skipped else ""))
     for g in rep["groups"]:
         for s in g["stages"]:
             check(s["min_us"] >= 0, f"{run_dir} {g['name']}: {s['id']} min {s['min_us']:.2f} us >= 0")
