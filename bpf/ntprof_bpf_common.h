@@ -165,7 +165,7 @@ static __always_inline void ntprof_lose(__u32 cause)
 		*n += 1; /* per-CPU slot: no atomic needed */
 }
 
-/* The agent is woken once every NTPROF_RING_WAKEUP_RECORDS records (about 208 KiB of the 4 MiB
+/* The agent is woken once every NTPROF_RING_WAKEUP_RECORDS records (about 184 KiB of the 4 MiB
  * ring); between wakeups it drains the ring on its own when its interval ends (daemon/
  * recording_loop.h, at least once a second). A wakeup per record (an irq_work, then the agent's
  * thread on a CPU the I/O needs) was most of what a sampled command cost at its emit. Counting
