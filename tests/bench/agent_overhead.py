@@ -285,9 +285,9 @@ def say_penalty(say, by_round, configs, name):
                 f"{len(pens)} rounds)")
 
 
-def bpf_ns_per_io(run):
-    """Both sides' BPF run time per I/O of one run."""
-    return sum(ns for role in ROLES for _, ns in run[f"{role}_bpf"].values()) / run["ios"]
+def bpf_ns_per_io(run, roles=ROLES):
+    """The BPF run time per I/O of one run, over the programs of roles (both sides by default)."""
+    return sum(ns for role in roles for _, ns in run[f"{role}_bpf"].values()) / run["ios"]
 
 
 def say_sampled_path(say, by_round):
@@ -341,9 +341,8 @@ def summarize(runs, args):
                     p[config][f"{role}_cpu_ns_per_io"] / p[OFF][f"{role}_cpu_ns_per_io"]
                     for p in pairs) for role in ROLES}
                 ons = [p[config] for p in pairs]
-                bpf = {role: statistics.median(
-                    sum(ns for _, ns in r[f"{role}_bpf"].values()) / r["ios"] for r in ons)
-                    for role in ROLES}
+                bpf = {role: statistics.median(bpf_ns_per_io(r, (role,)) for r in ons)
+                       for role in ROLES}
                 share = {role: 100.0 * bpf[role] / off_cpu[role] for role in ROLES}
                 agent = statistics.median(
                     sum(r[f"{role}_agent_ns"] for role in ROLES) / r["ios"] for r in ons)
