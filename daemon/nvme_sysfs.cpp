@@ -73,8 +73,16 @@ NvmeHostView ReadNvmeHostView(const std::string& sysfs_root) {
   return view;
 }
 
+std::string NamespaceDeviceName(const std::string& device) {
+  if (device.rfind('/', 0) != 0) return device;
+  std::error_code ec;
+  fs::path resolved = fs::canonical(device, ec);
+  return (ec ? fs::path(device) : resolved).filename();
+}
+
 std::vector<uint32_t> NvmeHostView::DevicesOn(const std::string& transport,
-                                              const std::string& device) const {
+                                              const std::string& device_given) const {
+  const std::string device = NamespaceDeviceName(device_given);
   std::vector<uint32_t> out;
   for (const NvmeNamespaceDevice& ns : namespaces) {
     auto c = controllers.find(ns.controller);

@@ -33,13 +33,19 @@ struct NvmeHostView {
   std::map<int, NvmeController> controllers;  // by instance
   std::vector<NvmeNamespaceDevice> namespaces;
 
-  // Devices of controllers on `transport`, optionally only those named `device` (nvme0n1).
+  // Devices of controllers on `transport`, optionally only those named `device` (nvme0n1,
+  // /dev/nvme0n1 or a link to it: see NamespaceDeviceName).
   std::vector<uint32_t> DevicesOn(const std::string& transport, const std::string& device) const;
   std::vector<uint16_t> PortsOn(const std::string& transport) const;
   const NvmeNamespaceDevice* FindDevice(uint32_t kernel_dev) const;
 };
 
 NvmeHostView ReadNvmeHostView(const std::string& sysfs_root = "/sys");
+
+// The name a namespace device has in sysfs, from how a user may give it: nvme0n1 as is;
+// /dev/nvme0n1 (what `nvme list` prints) or a link to it (/dev/disk/by-id/nvme-...) by the name
+// of the file it resolves to.
+std::string NamespaceDeviceName(const std::string& device);
 
 // nvmeXcYnZ -> nvmeXnZ; other names unchanged.
 std::string NamespaceHeadName(const std::string& sysfs_name);

@@ -160,7 +160,7 @@ DESCRIPTION
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("--device", args->device,
-                  "Host: only this namespace (nvme0n1); local: the block device (loop0), required");
+                  "Host: only this namespace (nvme0n1 or /dev/nvme0n1); local: the block device (loop0), required");
   cmd->add_option("-o,--output", args->output, "The .ntp file to write (truncated)")->required();
   cmd->add_option("--session", args->session, "Session name stored in the file header");
   cmd->add_option("--btf", args->btf, "External BTF for modules built without BTF")

@@ -63,6 +63,21 @@ TEST_CASE("host_view_maps_multipath_paths_to_their_namespace_head") {
   CHECK(BlockDeviceName(KernelDev(259, 9), sys.root.string()) == "259:9");
 }
 
+TEST_CASE("a_namespace_may_be_named_by_its_device_path_or_a_link_to_it") {
+  FakeSysfs sys;
+  NvmeHostView view = ReadNvmeHostView(sys.root.string());
+  sys.Write("dev/nvme0n1", "");  // a device node stand-in, for the link to resolve to
+  fs::create_directories(sys.root / "dev/disk/by-id");
+  fs::create_symlink("../../nvme0n1", sys.root / "dev/disk/by-id/nvme-Linux_ed3ab27a-1");
+
+  // what `nvme list` prints, with no such file on this machine: its name is taken as it is
+  CHECK(view.DevicesOn("tcp", "/dev/nvme0n1") == std::vector<uint32_t>{KernelDev(259, 1)});
+  CHECK(view.DevicesOn("tcp", (sys.root / "dev/disk/by-id/nvme-Linux_ed3ab27a-1").string()) ==
+        std::vector<uint32_t>{KernelDev(259, 1)});
+  CHECK(view.DevicesOn("tcp", "/dev/nvme1n1").empty());
+  CHECK(NamespaceDeviceName("nvme0n1") == "nvme0n1");
+}
+
 TEST_CASE("nvmet_tcp_ports_come_from_configfs") {
   FakeSysfs sys;
   CHECK(ReadNvmetTcpPorts((sys.root / "cfg").string()) == std::vector<uint16_t>{4420, 8009});
