@@ -211,9 +211,15 @@ def shift_one(label, base, new, stage, injected_us, windowed=False):
         if windowed and sid == "network":
             print(f"info: {label}: {sid} median moved {moved:+.1f} us (windowed transfer, not checked)")
             continue
-        allowed = 0.10 * injected_us + (slowdown - 1.0) * base[sid]
+        # The network stage holds both VMs' wake-ups: the host's vCPU takes the reply after idling
+        # through the delay. Under TCG a 10 ms drive delay moved its median by -2.3 to +1.7 ms
+        # (median +0.3 ms; 56 drive-delay class runs of earlier scenario logs, 6.1 and 6.12, TCP
+        # and RDMA), more than the host driver's slowdown shows: twice the tolerance there. A real
+        # leak would also leave the delayed stage short of the delay, which is checked above.
+        share = 0.20 if sid == "network" else 0.10
+        allowed = share * injected_us + (slowdown - 1.0) * base[sid]
         check(moved <= allowed,
-              f"{label}: {sid} median moved {moved:+.1f} us (may rise {allowed:.0f} us at most: 10 % "
+              f"{label}: {sid} median moved {moved:+.1f} us (may rise {allowed:.0f} us at most: {share:.0%} "
               f"of the delay + the machine's slowdown x{slowdown:.2f} of its {base[sid]:.1f} us)")
 
 
