@@ -64,15 +64,10 @@ struct {
 } recv_ctx SEC(".maps");
 
 /* Where a sampled command's PDU headers are built (nvme_tcp_request.pdu: the capsule at its start,
- * H2CData headers at its back) -> its struct request *.
+ * H2CData headers at its back) -> its struct request *, an index (ntprof_slots.h).
  * The pair is fixed for the request's life, so entries are never deleted; a send that begins at an
  * address here still stamps only a command in the in-flight table whose cid its header names. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, NTPROF_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, __u64);
-} pdu_requests SEC(".maps");
+NTPROF_INDEX_TABLE(pdu_requests);
 
 enum host_kprobe_hook {
 	HOOK_SKB_COPY_BITS = 3,
@@ -129,25 +124,24 @@ static __always_inline void host_command_sampled(struct request *rq, const void 
 	 * Linux 5.17, so capsule and data header can coexist), earlier kernels at its start */
 	__u64 data_pdu = pdu + NTPROF_PDU_CMD_HLEN - NTPROF_PDU_SMALL_HLEN;
 	__u64 r = (__u64)rq;
-	__u64 *known = bpf_map_lookup_elem(&pdu_requests, &pdu);
 
-	if (!pdu || (known && *known == r))
+	if (!pdu || ntprof_index_get(&pdu_requests, pdu) == r)
 		return; /* a request's buffer is noted once: a lookup after that */
-	bpf_map_update_elem(&pdu_requests, &pdu, &r, BPF_ANY);
-	bpf_map_update_elem(&pdu_requests, &data_pdu, &r, BPF_ANY);
+	ntprof_index_put(&pdu_requests, pdu, r);
+	ntprof_index_put(&pdu_requests, data_pdu, r);
 }
 
 /* A send call is entered on an NVMe/TCP socket or any other: if its first byte is a sampled
  * command's PDU buffer holding that command's capsule or H2CData header, stamp it. */
 static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
 {
-	__u64 *rq = bpf_map_lookup_elem(&pdu_requests, &first_byte);
+	__u64 rq = ntprof_index_get(&pdu_requests, first_byte);
 	struct ntprof_record *rec;
 	__u8 h[12];
 
 	if (!rq)
 		return;
-	rec = host_lookup_request((struct request *)*rq);
+	rec = host_lookup_request((struct request *)rq);
 	if (!rec || bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte))
 		return;
 	if (h[0] == NTPROF_PDU_CMD && h[2] == NTPROF_PDU_CMD_HLEN &&

@@ -60,48 +60,82 @@ static __always_inline __u32 nvme_rq_dev(struct request *rq, bool typed)
 	return disk ? ntprof_disk_dev(disk, false) : 0;
 }
 
-/* What a sampled command needs of its request queue's namespace. */
-struct host_queue_ns {
-	__u64 diskseq; /* of the queue's own disk: never reused while the system runs */
+/* What a sampled command needs of its request queue's namespace: a slot of host_queues. */
+struct host_queue_slot {
+	__u64 key;     /* struct request_queue *; 0 = free */
+	__u64 diskseq; /* of the queue's own disk: never reused while the system runs; 0 = being set */
 	__u32 dev;     /* nvme_rq_dev() */
 	__u32 ctrl;    /* nvmeN instance */
+	__u32 watched_generation; /* of the watched set that `watched` was taken from */
+	__u32 watched; /* whether dev is in watched_devs */
 };
 
-/* Request queue -> its namespace's device and controller. Found afresh, they cost six probe reads
- * through void * fields (queuedata, the driver data after the request), about 8 us each under
- * emulation; a queue keeps them for its life. An entry counts only while its disk's diskseq
- * matches, so a queue freed and its address reused by another namespace is read afresh. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, NTPROF_MAX_DEVICES);
-	__type(key, __u64);
-	__type(value, struct host_queue_ns);
-} host_queues SEC(".maps");
+/* Request queue -> its namespace's device and controller, and whether the agent watches it.
+ * Found afresh, they cost six probe reads through void * fields (queuedata, the driver data after
+ * the request), about 8 us each under emulation, and a hash lookup of the watched set; a queue
+ * keeps them for its life. Slots in an array, as the in-flight tables (ntprof_slots.h): a sampled
+ * command reads its queue's without a kernel call. An entry counts only while its disk's diskseq
+ * matches, so a queue freed and its address reused by another namespace is read afresh, and while
+ * its watched generation is the agent's current one (it counts the watched set's changes). */
+NTPROF_SLOT_TABLE(host_queues, struct host_queue_slot);
 
-/* The namespace of rq's queue in *ns; false for admin and fabrics requests. */
-static __always_inline bool host_queue_ns_of(struct request *rq, bool typed,
-					     struct host_queue_ns *ns)
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} watched_generation SEC(".maps");
+
+#define NTPROF_COMPILER_BARRIER() asm volatile("" ::: "memory")
+
+/* The namespace of rq's queue: its device and controller in *dev and *ctrl. false for admin and
+ * fabrics requests, and for namespaces the agent does not watch. */
+static __always_inline bool host_watched_queue(struct request *rq, bool typed, __u32 *dev,
+					       __u32 *ctrl)
 {
 	struct request_queue *q = NTPROF_READ(typed, rq, q);
 	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
 	struct gendisk *disk = q ? NTPROF_READ(typed, q, disk) : NULL;
-	__u64 key = (__u64)q;
-	struct host_queue_ns *known;
+	__u64 diskseq = disk && bpf_core_field_exists(disk->diskseq)
+				? NTPROF_READ(typed, disk, diskseq)
+				: 0;
+	__u32 zero = 0;
+	__u32 *generation = bpf_map_lookup_elem(&watched_generation, &zero);
+	struct host_queue_slot *s;
+	__u32 gen, watched;
 
-	ns->diskseq = disk && bpf_core_field_exists(disk->diskseq) ? NTPROF_READ(typed, disk, diskseq)
-								    : 0;
-	known = ns->diskseq ? bpf_map_lookup_elem(&host_queues, &key) : NULL;
-	if (known && known->diskseq == ns->diskseq) {
-		*ns = *known;
-		return true;
-	}
-	ns->dev = nvme_rq_dev(rq, typed);
-	if (!ns->dev)
+	if (!generation)
 		return false;
-	ns->ctrl = BPF_CORE_READ(nreq, ctrl, instance);
-	if (ns->diskseq) /* without it (before Linux 5.15) an entry could not be checked */
-		bpf_map_update_elem(&host_queues, &key, ns, BPF_ANY);
-	return true;
+	/* read before the watched set: an entry taken from a set the agent then changes is stale */
+	gen = *generation;
+	s = diskseq ? (struct host_queue_slot *)ntprof_slot_find(&host_queues, (__u64)q) : NULL;
+	if (s && s->diskseq == diskseq && s->watched_generation == gen) {
+		*dev = s->dev;
+		*ctrl = s->ctrl;
+		return s->watched;
+	}
+	*dev = nvme_rq_dev(rq, typed);
+	if (!*dev)
+		return false;
+	*ctrl = BPF_CORE_READ(nreq, ctrl, instance);
+	watched = ntprof_dev_watched(*dev);
+	if (!diskseq) /* without it (before Linux 5.15) an entry could not be checked */
+		return watched;
+	if (!s)
+		s = (struct host_queue_slot *)ntprof_slot_claim(&host_queues, (__u64)q);
+	if (s) {
+		/* diskseq last: a reader that matches it finds the other fields set (x86 keeps
+		 * stores in order; the barriers keep the compiler from reordering them) */
+		s->diskseq = 0;
+		NTPROF_COMPILER_BARRIER();
+		s->dev = *dev;
+		s->ctrl = *ctrl;
+		s->watched_generation = gen;
+		s->watched = watched;
+		NTPROF_COMPILER_BARRIER();
+		s->diskseq = diskseq;
+	}
+	return watched;
 }
 
 static __always_inline struct ntprof_record *host_lookup_cid(__u32 ctrl, __u16 qid, __u16 cid)
@@ -142,23 +176,23 @@ static __always_inline void host_unindex_cid(const struct ntprof_record *rec)
 /* ---- H0/H1: nvme_setup_cmd, the sampling decision ---- */
 static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool typed)
 {
-	struct host_queue_ns ns;
 	struct ntprof_sqe sqe;
+	__u32 dev, ctrl;
 
 	if (ntprof_get_sqe(typed, cmd, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
 		return 0;
 	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
 		return 0;
 	/* sampled: only now pay for the rest */
-	if (!host_queue_ns_of(rq, typed, &ns) || !ntprof_dev_watched(ns.dev))
+	if (!host_watched_queue(rq, typed, &dev, &ctrl))
 		return 0; /* an admin command (nvme_req_qid() == 0), or not a watched namespace */
 
 	struct ntprof_record init = {
 		.slba = sqe.slba,
 		.nsid = sqe.nsid,
 		.nlb = sqe.nlb,
-		.ctrl = ns.ctrl,
-		.dev = ns.dev,
+		.ctrl = ctrl,
+		.dev = dev,
 		.flags = ntprof_opcode_is_write(sqe.opcode) ? NTPROF_F_WRITE : 0,
 		.qid = NTPROF_READ(typed, rq, mq_hctx, queue_num) + 1,
 		.cid = sqe.cid,

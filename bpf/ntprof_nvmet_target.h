@@ -47,12 +47,9 @@ static __always_inline void target_response_queued(struct ntprof_record *v);
  * request, so every later hook finds it in one slot table (ntprof_slots.h). */
 NTPROF_SLOT_TABLE(inflight, struct ntprof_record_slot);
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_SUBSYS);
-	__type(key, __u64); /* struct nvmet_subsys * */
-	__type(value, __u32);
-} subsys_ids SEC(".maps");
+/* struct nvmet_subsys * -> its agent-local id, an index (ntprof_slots.h): a sampled command looks
+ * its subsystem up without a kernel call. An entry pushed out is published again under a new id. */
+NTPROF_INDEX_TABLE(subsys_ids);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -137,19 +134,19 @@ static __always_inline void target_emit_req(void *req)
 static __always_inline __u32 target_subsys_id(struct nvmet_ctrl___ntprof *ctrl, bool typed)
 {
 	__u64 key = (__u64)NTPROF_READ(typed, ctrl, subsys);
-	__u32 *known = bpf_map_lookup_elem(&subsys_ids, &key);
+	__u32 known = ntprof_index_get(&subsys_ids, key);
 	__u32 zero = 0, id;
 	struct ntprof_subsys_name *name;
 
 	if (known)
-		return *known;
+		return known;
 	name = bpf_map_lookup_elem(&nqn_scratch, &zero);
 	if (!name)
 		return 0;
 	id = __sync_fetch_and_add(&next_subsys_id, 1) + 1;
 	bpf_probe_read_kernel_str(name->nqn, sizeof(name->nqn), ctrl->subsysnqn);
 	bpf_map_update_elem(&subsys_names, &id, name, BPF_ANY);
-	bpf_map_update_elem(&subsys_ids, &key, &id, BPF_ANY);
+	ntprof_index_put(&subsys_ids, key, id);
 	return id;
 }
 

@@ -24,11 +24,14 @@
 
 /* Tries the NTPROF_SLOT_PROBES slots from key's home: with claim, takes the first free one for
  * key; without, finds the one holding key (its first field). The slot, or NULL. key may be a
- * BTF-typed pointer: it is only stored, compared and cut to 32 bits, all that the verifier allows
- * on one. */
+ * BTF-typed pointer: it is taken as a number first (the verifier allows no arithmetic on one, and
+ * the compiler may hash it in place). */
 static __always_inline __u64 *ntprof_slot_probe(void *table, __u64 key, bool claim)
 {
-	__u32 home = ntprof_slot_home((__u32)key);
+	__u32 home;
+
+	key = ntprof_as_number((const void *)key);
+	home = ntprof_slot_home((__u32)key);
 
 #pragma unroll
 	for (__u32 i = 0; i < NTPROF_SLOT_PROBES; i++) {
@@ -59,6 +62,51 @@ static __always_inline __u64 *ntprof_slot_claim(void *table, __u64 key)
 static __always_inline bool ntprof_slot_release(__u64 *slot, __u64 key)
 {
 	return __sync_val_compare_and_swap(slot, key, 0) == key;
+}
+
+/* ---- indexes: key -> a non-zero number, in arrays of struct ntprof_index_slot ----
+ * For lookups that a hash map would make a kernel call (a kernel call's code and the map's
+ * buckets are what a rarely run path pays for most under emulation: docs/measurements.md).
+ * Entries are never freed: an index whose key cannot get one of its probe slots takes its home
+ * slot over, so an entry may be pushed out. Its users check what they find against the record
+ * (a PDU's cid, a disk's diskseq): a lost or stale entry only costs a missed stamp or a reread. */
+#define NTPROF_INDEX_TABLE(name)                                              \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                             \
+		__uint(max_entries, NTPROF_SLOTS);                            \
+		__type(key, __u32);                                           \
+		__type(value, struct ntprof_index_slot);                      \
+	} name SEC(".maps")
+
+/* The number key maps to in index table, or 0. key may be a BTF-typed pointer (see
+ * ntprof_slot_probe). */
+static __always_inline __u64 ntprof_index_get(void *table, __u64 key)
+{
+	struct ntprof_index_slot *s = (struct ntprof_index_slot *)ntprof_slot_find(table, key);
+
+	return s ? s->value : 0;
+}
+
+/* Maps key to value (non-zero) in index table: the key's slot, a free one, or its home slot. key
+ * may be a BTF-typed pointer: it is taken as a number first, for the home slot's arithmetic. */
+static __always_inline void ntprof_index_put(void *table, __u64 key, __u64 value)
+{
+	struct ntprof_index_slot *s;
+	__u32 home;
+
+	key = ntprof_as_number((const void *)key);
+	home = ntprof_slot_home((__u32)key);
+	s = (struct ntprof_index_slot *)ntprof_slot_find(table, key);
+
+	if (!s)
+		s = (struct ntprof_index_slot *)ntprof_slot_claim(table, key);
+	if (!s) {
+		s = bpf_map_lookup_elem(table, &home);
+		if (!s)
+			return;
+		s->key = key;
+	}
+	s->value = value;
 }
 
 /* ---- tables of sampled commands' records, counted in sampled_in_flight ---- */

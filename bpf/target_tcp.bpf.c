@@ -188,22 +188,16 @@ static __always_inline void target_response_queued(struct ntprof_record *v)
 /* The reply PDU buffers of a command slot that carried a sampled command (nvmet_tcp_cmd.rsp_pdu,
  * .data_pdu, .r2t_pdu) -> the slot (struct nvmet_tcp_cmd *). The pair is fixed for the queue's
  * life, so it is noted once; the slot's later commands reuse the buffers, so a send is taken for a
- * sampled command only when the header there names its cid. */
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, NTPROF_MAX_INFLIGHT);
-	__type(key, __u64);
-	__type(value, __u64);
-} reply_pdus SEC(".maps");
+ * sampled command only when the header there names its cid. An index (ntprof_slots.h). */
+NTPROF_INDEX_TABLE(reply_pdus);
 
 static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 {
 	__u64 slot = (__u64)req - bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
 	struct nvmet_tcp_cmd___ntprof *cmd = (void *)slot;
 	__u64 rsp_pdu = (__u64)BPF_CORE_READ(cmd, rsp_pdu);
-	__u64 *known = bpf_map_lookup_elem(&reply_pdus, &rsp_pdu);
 
-	if (known && *known == slot)
+	if (ntprof_index_get(&reply_pdus, rsp_pdu) == slot)
 		return; /* noted when the slot last carried a sampled command: one probe read */
 	__u64 pdus[3] = {
 		rsp_pdu,
@@ -212,14 +206,14 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 	};
 	for (int i = 0; i < 3; i++)
 		if (pdus[i])
-			bpf_map_update_elem(&reply_pdus, &pdus[i], &slot, BPF_ANY);
+			ntprof_index_put(&reply_pdus, pdus[i], slot);
 }
 
 /* A send call is entered: if its first byte is a sampled command's reply buffer holding a header
  * that names the command, stamp it; the command's last PDU completes its record. */
 static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
 {
-	__u64 *slot = bpf_map_lookup_elem(&reply_pdus, &first_byte);
+	__u64 slot = ntprof_index_get(&reply_pdus, first_byte);
 	struct ntprof_record *v;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
 	__u64 now, req;
@@ -230,7 +224,7 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 		return;
 	cid = *(__u16 *)&h[h[0] == NTPROF_PDU_RSP ? NTPROF_PDU_RSP_CID : NTPROF_PDU_DATA_CID];
 	/* the slot's request carries its current command; the header must name that command */
-	req = *slot + bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
+	req = slot + bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
 	v = target_lookup_req((void *)req); /* only a sampled command in flight has an entry */
 	if (!v || v->cid != cid)
 		return;

@@ -253,21 +253,27 @@ struct bpf_map* AgentEngine::Map(const char* name) const {
 }
 
 namespace {
+// Makes the set `map` holds `keys`; *changed tells whether it had to.
 template <class Key>
-absl::Status ReplaceSet(struct bpf_map* map, const std::vector<Key>& keys, const char* what) {
+absl::Status ReplaceSet(struct bpf_map* map, const std::vector<Key>& keys, const char* what,
+                        bool* changed) {
   if (!map) return absl::InternalError(std::string("no map for ") + what);
   std::vector<Key> present;
+  *changed = false;
   for (const auto& [k, v] : DumpMap<Key, uint8_t>(map)) {
-    if (std::find(keys.begin(), keys.end(), k) == keys.end())
+    if (std::find(keys.begin(), keys.end(), k) == keys.end()) {
       bpf_map__delete_elem(map, &k, sizeof(k), 0);
-    else
+      *changed = true;
+    } else {
       present.push_back(k);
+    }
   }
   // Called every interval: a key already there is left alone (rewriting it would replace the
   // hash map's element under the programs reading it, a syscall per key per second for nothing).
   uint8_t one = 1;
   for (const Key& k : keys) {
     if (std::find(present.begin(), present.end(), k) != present.end()) continue;
+    *changed = true;
     if (bpf_map__update_elem(map, &k, sizeof(k), &one, sizeof(one), BPF_ANY))
       return absl::InternalError(std::string("cannot update ") + what + ": " + std::strerror(errno));
   }
@@ -276,11 +282,24 @@ absl::Status ReplaceSet(struct bpf_map* map, const std::vector<Key>& keys, const
 }  // namespace
 
 absl::Status AgentEngine::SetWatchedDevices(const std::vector<uint32_t>& kernel_devs) {
-  return ReplaceSet<uint32_t>(Map("watched_devs"), kernel_devs, "watched devices");
+  bool changed = false;
+  absl::Status st = ReplaceSet<uint32_t>(Map("watched_devs"), kernel_devs, "watched devices",
+                                         &changed);
+  // The NVMe hosts cache whether a request queue's namespace is watched (bpf/ntprof_nvme_host.h):
+  // a new generation, counted after the set changed, makes every cached answer stale.
+  struct bpf_map* generation = Map("watched_generation");
+  if (!st.ok() || !changed || !generation) return st;
+  uint32_t zero = 0, n = 0;
+  if (bpf_map__lookup_elem(generation, &zero, sizeof(zero), &n, sizeof(n), 0) == 0) ++n;
+  if (bpf_map__update_elem(generation, &zero, sizeof(zero), &n, sizeof(n), BPF_ANY))
+    return absl::InternalError(std::string("cannot update watched_generation: ") +
+                               std::strerror(errno));
+  return absl::OkStatus();
 }
 
 absl::Status AgentEngine::SetTcpPorts(const std::vector<uint16_t>& ports) {
-  return ReplaceSet<uint16_t>(Map("tcp_ports"), ports, "NVMe/TCP ports");
+  bool changed = false;
+  return ReplaceSet<uint16_t>(Map("tcp_ports"), ports, "NVMe/TCP ports", &changed);
 }
 
 int AgentEngine::OnRingRecord(void* ctx, void* data, size_t size) {

@@ -82,9 +82,14 @@ int RunRecord(const RecordArgs& a) {
                                 : std::string("no command sampled (hooks only)"))
               << ", salt " << a.salt << " -> " << a.output << "\n";
     for (const auto& h : r.plan().hooks()) {
-      if (const auto* v = h.chosen_variant())
-        std::cerr << "  " << h.hook.name << ": " << agent::AttachTypeName(v->type, h.hook.on_return)
-                  << "\n";
+      const auto* v = h.chosen_variant();
+      if (!v) continue;
+      std::cerr << "  " << h.hook.name << ": " << agent::AttachTypeName(v->type, h.hook.on_return);
+      // why a preferred variant was passed over (a verifier's refusal shows only here)
+      if (const auto& first = h.variants.front(); &first != v && !first.reason.empty())
+        std::cerr << " (not " << agent::AttachTypeName(first.type, h.hook.on_return) << ": "
+                  << first.reason << ")";
+      std::cerr << "\n";
     }
     for (const std::string& m : r.plan().MissingOptional())
       std::cerr << "  missing optional hook " << m << ": its component is absent\n";
