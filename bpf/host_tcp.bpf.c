@@ -33,19 +33,20 @@
 #include <bpf/bpf_endian.h>
 
 /* What we know of one NVMe/TCP socket: its queue. */
+/* What we know of one NVMe/TCP socket: its queue. Slots in an array (ntprof_slots.h), keyed by
+ * struct sock *: a receive while a sampled command is in flight finds its queue without a kernel
+ * call. A slot is never freed; a socket address reused by another queue is read afresh. */
 struct host_sock {
-	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use */
+	__u64 key;       /* struct sock *; 0 = free */
+	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use;
+			  * 0 while the fields below are being set */
+	__u64 pdu;       /* queue->pdu: where the queue receives PDU headers (fixed for its life) */
 	__u32 ctrl;      /* nvmeN instance */
 	__u16 qid;
 	__u16 hdr_len;   /* a reply PDU header's length on this queue: 24 + header digest */
 };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_SOCKETS);
-	__type(key, __u64);
-	__type(value, struct host_sock);
-} host_socks SEC(".maps");
+NTPROF_SLOT_TABLE(host_socks, struct host_sock);
 
 /* The receive in progress on this CPU: nvme_tcp_recv_skb copies PDU headers from skb into pdu. */
 struct host_recv_ctx {
@@ -81,34 +82,37 @@ enum host_kprobe_hook {
  * when its remote port is an NVMe/TCP port; its sk_user_data is then the nvme_tcp_queue. */
 static __always_inline struct host_sock *host_sock_get(struct sock *sk, bool typed)
 {
-	__u64 key = (__u64)sk;
-	struct host_sock *s = bpf_map_lookup_elem(&host_socks, &key);
-	__u64 queue;
+	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
+	__u64 queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low: SK_USER_DATA_* */
 
+	if (s && s->queue == queue && queue)
+		return s;
+	if (!queue)
+		return NULL;
 	if (!s) {
 		__u16 dport = bpf_ntohs(NTPROF_READ(typed, sk, __sk_common.skc_dport));
 
 		if (!bpf_map_lookup_elem(&tcp_ports, &dport))
 			return NULL;
+		s = (struct host_sock *)ntprof_slot_claim(&host_socks, (__u64)sk);
+		if (!s)
+			return NULL;
 	}
-	queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low bits: SK_USER_DATA_* */
-	if (s && s->queue == queue)
-		return s;
-	if (!queue)
-		return NULL;
-	/* new socket, or a freed one's address reused by a new queue */
+	/* new socket, or a freed one's address reused by a new queue: queue last, so a reader that
+	 * matches it finds the rest set (see NTPROF_COMPILER_BARRIER) */
 	struct nvme_tcp_queue___ntprof *q = (void *)queue;
 	struct nvme_tcp_ctrl___ntprof *c = BPF_CORE_READ(q, ctrl);
 	__u64 queues = (__u64)BPF_CORE_READ(c, queues);
-	struct host_sock fresh = {
-		.queue = queue,
-		.ctrl = BPF_CORE_READ(c, ctrl.instance),
-		.qid = (queue - queues) / bpf_core_type_size(struct nvme_tcp_queue___ntprof),
-		.hdr_len = NTPROF_PDU_SMALL_HLEN +
-			   (BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0),
-	};
-	bpf_map_update_elem(&host_socks, &key, &fresh, BPF_ANY);
-	return bpf_map_lookup_elem(&host_socks, &key);
+
+	s->queue = 0;
+	NTPROF_COMPILER_BARRIER();
+	s->pdu = (__u64)BPF_CORE_READ(q, pdu);
+	s->ctrl = BPF_CORE_READ(c, ctrl.instance);
+	s->qid = (queue - queues) / bpf_core_type_size(struct nvme_tcp_queue___ntprof);
+	s->hdr_len = NTPROF_PDU_SMALL_HLEN + (BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0);
+	NTPROF_COMPILER_BARRIER();
+	s->queue = queue;
+	return s;
 }
 
 /* ---- H2, H_DATA_SENT: a sampled command's PDU header handed to TCP ---- */
@@ -184,7 +188,7 @@ static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct
 		c->pdu = 0;
 		return;
 	}
-	c->pdu = (__u64)BPF_CORE_READ(q, pdu);
+	c->pdu = s->pdu;
 	c->skb = (__u64)skb;
 	c->ctrl = s->ctrl;
 	c->qid = s->qid;

@@ -86,8 +86,6 @@ struct {
 	__type(value, __u32);
 } watched_generation SEC(".maps");
 
-#define NTPROF_COMPILER_BARRIER() asm volatile("" ::: "memory")
-
 /* The namespace of rq's queue: its device and controller in *dev and *ctrl. false for admin and
  * fabrics requests, and for namespaces the agent does not watch. */
 static __always_inline bool host_watched_queue(struct request *rq, bool typed, __u32 *dev,
@@ -124,8 +122,7 @@ static __always_inline bool host_watched_queue(struct request *rq, bool typed, _
 	if (!s)
 		s = (struct host_queue_slot *)ntprof_slot_claim(&host_queues, (__u64)q);
 	if (s) {
-		/* diskseq last: a reader that matches it finds the other fields set (x86 keeps
-		 * stores in order; the barriers keep the compiler from reordering them) */
+		/* diskseq last: a reader that matches it finds the other fields set */
 		s->diskseq = 0;
 		NTPROF_COMPILER_BARRIER();
 		s->dev = *dev;

@@ -64,6 +64,11 @@ static __always_inline bool ntprof_slot_release(__u64 *slot, __u64 key)
 	return __sync_val_compare_and_swap(slot, key, 0) == key;
 }
 
+/* A slot whose fields change together is written with its check field (the one a reader compares
+ * first) zeroed before and set last, between these: x86 keeps stores in order, and the barrier
+ * keeps the compiler from reordering them. */
+#define NTPROF_COMPILER_BARRIER() asm volatile("" ::: "memory")
+
 /* ---- indexes: key -> a non-zero number, in arrays of struct ntprof_index_slot ----
  * For lookups that a hash map would make a kernel call (a kernel call's code and the map's
  * buckets are what a rarely run path pays for most under emulation: docs/measurements.md).
