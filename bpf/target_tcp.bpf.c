@@ -161,7 +161,10 @@ SEC("kprobe/kernel_recvmsg")
 int BPF_KPROBE(kernel_recvmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec,
 	       size_t num, size_t size)
 {
-	ntprof_save_args(HOOK_KERNEL_RECVMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
+	/* as the fexit variant: nothing to note for a read while no sampled command is in flight
+	 * (its return then finds no saved arguments and does nothing) */
+	if (!ntprof_nothing_sampled_in_flight())
+		ntprof_save_args(HOOK_KERNEL_RECVMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
 	return 0;
 }
 
