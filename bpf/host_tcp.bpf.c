@@ -32,7 +32,6 @@
 #include "ntprof_tcp_send.h"
 #include <bpf/bpf_endian.h>
 
-/* What we know of one NVMe/TCP socket: its queue. */
 /* What we know of one NVMe/TCP socket: its queue. Slots in an array (ntprof_slots.h), keyed by
  * struct sock *: a receive while a sampled command is in flight finds its queue without a kernel
  * call. A slot is never freed; a socket address reused by another queue is read afresh. */
@@ -46,7 +45,7 @@ struct host_sock {
 	__u16 hdr_len;   /* a reply PDU header's length on this queue: 24 + header digest */
 };
 
-NTPROF_SLOT_TABLE(host_socks, struct host_sock);
+NTPROF_SLOT_ARRAY(host_socks, struct host_sock);
 
 /* The receive in progress on this CPU: nvme_tcp_recv_skb copies PDU headers from skb into pdu. */
 struct host_recv_ctx {

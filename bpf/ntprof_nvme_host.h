@@ -77,7 +77,7 @@ struct host_queue_slot {
  * command reads its queue's without a kernel call. An entry counts only while its disk's diskseq
  * matches, so a queue freed and its address reused by another namespace is read afresh, and while
  * its watched generation is the agent's current one (it counts the watched set's changes). */
-NTPROF_SLOT_TABLE(host_queues, struct host_queue_slot);
+NTPROF_SLOT_ARRAY(host_queues, struct host_queue_slot);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

@@ -13,10 +13,20 @@
 #ifndef NTPROF_SLOTS_H
 #define NTPROF_SLOTS_H
 
+/* A table of sampled commands, which the agent sweeps through an mmap of it. */
 #define NTPROF_SLOT_TABLE(name, slot_type)                                    \
 	struct {                                                              \
 		__uint(type, BPF_MAP_TYPE_ARRAY);                             \
 		__uint(map_flags, BPF_F_MMAPABLE); /* the agent's sweep */    \
+		__uint(max_entries, NTPROF_SLOTS);                            \
+		__type(key, __u32);                                           \
+		__type(value, slot_type);                                     \
+	} name SEC(".maps")
+
+/* A table of slots only the programs use (nothing to sweep: entries stay valid or are checked). */
+#define NTPROF_SLOT_ARRAY(name, slot_type)                                    \
+	struct {                                                              \
+		__uint(type, BPF_MAP_TYPE_ARRAY);                             \
 		__uint(max_entries, NTPROF_SLOTS);                            \
 		__type(key, __u32);                                           \
 		__type(value, slot_type);                                     \
@@ -75,13 +85,7 @@ static __always_inline bool ntprof_slot_release(__u64 *slot, __u64 key)
  * Entries are never freed: an index whose key cannot get one of its probe slots takes its home
  * slot over, so an entry may be pushed out. Its users check what they find against the record
  * (a PDU's cid, a disk's diskseq): a lost or stale entry only costs a missed stamp or a reread. */
-#define NTPROF_INDEX_TABLE(name)                                              \
-	struct {                                                              \
-		__uint(type, BPF_MAP_TYPE_ARRAY);                             \
-		__uint(max_entries, NTPROF_SLOTS);                            \
-		__type(key, __u32);                                           \
-		__type(value, struct ntprof_index_slot);                      \
-	} name SEC(".maps")
+#define NTPROF_INDEX_TABLE(name) NTPROF_SLOT_ARRAY(name, struct ntprof_index_slot)
 
 /* The number key maps to in index table, or 0. key may be a BTF-typed pointer (see
  * ntprof_slot_probe). */

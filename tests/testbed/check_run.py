@@ -203,8 +203,8 @@ def shift_one(label, base, new, stage, injected_us, windowed=False):
     for sid in base:
         if sid in (stage, "end_to_end"):
             continue
-        # The delay must not leak into another stage: none may rise by more than 10 % of it (plus
-        # the slowdown). A leak would also show as the delayed stage rising less than injected,
+        # The delay must not leak into another stage: none may rise by more than 10 % of it (the
+        # network 20 %, below; plus the slowdown). A leak would also show as the delayed stage rising less than injected,
         # which is checked above. A stage may fall: under emulation a slower I/O rate leaves the
         # VMs' network stacks more CPU, and 128 KiB transfers then cross faster.
         moved = new.get(sid, 0) - base[sid]
