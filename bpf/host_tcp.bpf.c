@@ -10,8 +10,8 @@
  *       command capsule PDU to TCP, recognised by its first byte: the command's PDU buffer
  *       (nvme_tcp_request.pdu, noted at H1). Entry, not return: by causality H2 then precedes the
  *       target's T0, so the network stage is never negative.
- *   H3  skb_copy_bits return inside nvme_tcp_recv_skb: the first reply PDU header (C2HData for
- *       reads, the response capsule otherwise) complete in queue->pdu
+ *   H3  skb_copy_bits return: the first reply PDU header (C2HData for reads, the response capsule
+ *       otherwise) complete in queue->pdu, the queue found by the skb's socket
  *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine);
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
  * Devices are namespace heads (nvme0n1) even with native multipath, where requests run on hidden
@@ -30,11 +30,11 @@
 #define NTPROF_HOST_TRANSPORT NTPROF_TRANSPORT_TCP
 #include "ntprof_nvme_host.h"
 #include "ntprof_tcp_send.h"
-#include <bpf/bpf_endian.h>
 
 /* What we know of one NVMe/TCP socket: its queue. Slots in an array (ntprof_slots.h), keyed by
- * struct sock *: a receive while a sampled command is in flight finds its queue without a kernel
- * call. A slot is never freed; a socket address reused by another queue is read afresh. */
+ * struct sock *. A socket is learned when a sampled command's capsule is sent on it, so a reply
+ * to that command finds its queue by the skb's socket without a kernel call. A slot is never
+ * freed; a socket address reused by another queue is read afresh. */
 struct host_sock {
 	__u64 key;       /* struct sock *; 0 = free */
 	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use;
@@ -46,22 +46,6 @@ struct host_sock {
 };
 
 NTPROF_SLOT_ARRAY(host_socks, struct host_sock);
-
-/* The receive in progress on this CPU: nvme_tcp_recv_skb copies PDU headers from skb into pdu. */
-struct host_recv_ctx {
-	__u64 pdu;
-	__u64 skb;
-	__u32 ctrl;
-	__u16 qid;
-	__u16 hdr_len; /* 24 + header digest */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct host_recv_ctx);
-} recv_ctx SEC(".maps");
 
 /* Where a sampled command's PDU headers are built (nvme_tcp_request.pdu: the capsule at its start,
  * H2CData headers at its back) -> its struct request *, an index (ntprof_slots.h).
@@ -77,25 +61,32 @@ enum host_kprobe_hook {
 
 /* ---- NVMe/TCP sockets ---- */
 
-/* The state of sk if it is an NVMe/TCP host socket, learning it on first sight. A socket is ours
- * when its remote port is an NVMe/TCP port; its sk_user_data is then the nvme_tcp_queue. */
-static __always_inline struct host_sock *host_sock_get(struct sock *sk, bool typed)
+/* The state of sk if it is an NVMe/TCP host socket the programs have learned, else NULL. */
+static __always_inline struct host_sock *host_sock_find(struct sock *sk, bool typed)
+{
+	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
+	__u64 queue;
+
+	if (!s)
+		return NULL;
+	queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low: SK_USER_DATA_* */
+	return queue && s->queue == queue ? s : NULL;
+}
+
+/* Learns sk, the socket a sampled command's capsule is being sent on (so an NVMe/TCP queue's: its
+ * sk_user_data is the nvme_tcp_queue), unless it is known. */
+static __always_inline void host_sock_learn(struct sock *sk, bool typed)
 {
 	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
 	__u64 queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low: SK_USER_DATA_* */
 
-	if (s && s->queue == queue && queue)
-		return s;
-	if (!queue)
-		return NULL;
-	if (!s) {
-		__u16 dport = bpf_ntohs(NTPROF_READ(typed, sk, __sk_common.skc_dport));
-
-		if (!bpf_map_lookup_elem(&tcp_ports, &dport))
-			return NULL;
+	if (!queue || (s && s->queue == queue))
+		return;
+	if (!s)
 		s = (struct host_sock *)ntprof_slot_claim(&host_socks, (__u64)sk);
-		if (!s)
-			return NULL;
+	if (!s) {
+		ntprof_lose(NTPROF_LOSS_NO_QUEUE);
+		return;
 	}
 	/* new socket, or a freed one's address reused by a new queue: queue last, so a reader that
 	 * matches it finds the rest set (see NTPROF_COMPILER_BARRIER) */
@@ -111,7 +102,6 @@ static __always_inline struct host_sock *host_sock_get(struct sock *sk, bool typ
 	s->hdr_len = NTPROF_PDU_SMALL_HLEN + (BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0);
 	NTPROF_COMPILER_BARRIER();
 	s->queue = queue;
-	return s;
 }
 
 /* ---- H2, H_DATA_SENT: a sampled command's PDU header handed to TCP ---- */
@@ -135,8 +125,10 @@ static __always_inline void host_command_sampled(struct request *rq, const void 
 }
 
 /* A send call is entered on an NVMe/TCP socket or any other: if its first byte is a sampled
- * command's PDU buffer holding that command's capsule or H2CData header, stamp it. */
-static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
+ * command's PDU buffer holding that command's capsule or H2CData header, stamp it, and learn the
+ * socket its reply will come on. */
+static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte,
+					    bool typed)
 {
 	__u64 rq = ntprof_index_get(&pdu_requests, first_byte);
 	struct ntprof_record *rec;
@@ -153,6 +145,7 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 			rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();
 		if (*(__u32 *)&h[4] > NTPROF_PDU_CMD_HLEN + 2 * NTPROF_PDU_DIGEST_LEN)
 			rec->flags |= NTPROF_F_INCAPSULE;
+		host_sock_learn(NTPROF_READ(typed, sock, sk), typed);
 	} else if (h[0] == NTPROF_PDU_H2C_DATA && h[2] == NTPROF_PDU_SMALL_HLEN &&
 		   *(__u16 *)&h[NTPROF_PDU_DATA_CID] == rec->cid) {
 		rec->stamps[NTPROF_H_DATA_SENT] = bpf_ktime_get_ns(); /* the last H2CData PDU wins */
@@ -161,45 +154,23 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 
 /* ---- H3: reply PDU headers ---- */
 
-/* nvme_tcp_recv_skb(desc, skb, ...): remember where this queue copies PDU headers to. */
-static __always_inline void on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct sk_buff *skb,
-						 bool typed)
+/* The known NVMe/TCP socket skb was received on, if `to` is inside its queue's PDU header buffer
+ * (where nvme_tcp_recv_skb copies headers to), else NULL. Frag-list skbs, which skb_copy_bits
+ * recurses into with the same destination, have no socket: only the driver's own call matches. */
+static __always_inline struct host_sock *host_header_copy(struct sk_buff *skb, __u64 to, bool typed)
 {
-	__u32 zero = 0;
-	struct host_recv_ctx *c;
-	struct nvme_tcp_queue___ntprof *q;
-	struct host_sock *s;
-
-	/* A reply can only name a command sent before it, so one that this skb carries was counted
-	 * before this call began: while none is, the receive is not followed. Its skb_copy_bits calls
-	 * may then find the context an earlier receive left; see on_skb_copy_bits. */
-	if (ntprof_nothing_sampled_in_flight())
-		return;
-	c = bpf_map_lookup_elem(&recv_ctx, &zero);
-	if (!c)
-		return;
-	q = NTPROF_READ(typed, desc, arg.data);
-	/* the socket the skb was queued on (typed, so its fields are loads); else the queue's */
 	struct sock *sk = NTPROF_READ(typed, skb, sk);
-	s = sk ? host_sock_get(sk, typed) : host_sock_get(BPF_CORE_READ(q, sock, sk), false);
-	if (!s) {
-		ntprof_lose(NTPROF_LOSS_NO_QUEUE);
-		c->pdu = 0;
-		return;
-	}
-	c->pdu = s->pdu;
-	c->skb = (__u64)skb;
-	c->ctrl = s->ctrl;
-	c->qid = s->qid;
-	c->hdr_len = s->hdr_len;
+	struct host_sock *s = sk ? host_sock_find(sk, typed) : NULL;
+
+	return s && to >= s->pdu && to < s->pdu + s->hdr_len ? s : NULL;
 }
 
 /* skb_copy_bits(skb, offset, to, len) returned ret: if it completed a PDU header in the receive
- * buffer of the queue being read on this CPU, stamp the command it names. */
-static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int len, int ret)
+ * buffer of the queue the skb came on, stamp the command it names. */
+static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int len, int ret,
+					     bool typed)
 {
-	__u32 zero = 0;
-	struct host_recv_ctx *c;
+	struct host_sock *s;
 	__u64 at = (__u64)to;
 	struct ntprof_record *rec;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
@@ -207,20 +178,14 @@ static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int 
 	__u64 now;
 
 	/* Most calls are not nvme_tcp's, and most of nvme_tcp's come while nothing sampled is in
-	 * flight: one array read for them. A context an earlier receive left (its receive began while
-	 * nothing was in flight) still names the queue whose header buffer `to` is in, so a header
-	 * read through it is that queue's; and the command it names was sent before the gate opened,
-	 * so it is not a sampled one and no record is found. */
+	 * flight: one array read for them. A reply can only name a command sent before it, so one to
+	 * a sampled command comes after the gate opened, on a socket its capsule's send taught. */
 	if (ntprof_nothing_sampled_in_flight())
 		return;
-	c = bpf_map_lookup_elem(&recv_ctx, &zero);
-	if (!c || !c->pdu || at < c->pdu || at >= c->pdu + c->hdr_len)
+	s = host_header_copy(skb, at, typed);
+	if (!s || ret || at - s->pdu + len != s->hdr_len)
 		return;
-	/* skb_copy_bits recurses into frag-list skbs with the same destination: only the outer call,
-	 * on the skb nvme_tcp_recv_skb got, is the driver's copy */
-	if (ret || (__u64)skb != c->skb || at - c->pdu + len != c->hdr_len)
-		return;
-	if (bpf_probe_read_kernel(h, sizeof(h), (void *)c->pdu))
+	if (bpf_probe_read_kernel(h, sizeof(h), (void *)s->pdu))
 		return;
 	if (h[0] == NTPROF_PDU_RSP)
 		cid = *(__u16 *)&h[NTPROF_PDU_RSP_CID];
@@ -228,7 +193,7 @@ static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int 
 		cid = *(__u16 *)&h[NTPROF_PDU_DATA_CID];
 	else
 		return;
-	rec = host_lookup_cid(c->ctrl, c->qid, cid);
+	rec = host_lookup_cid(s->ctrl, s->qid, cid);
 	if (!rec)
 		return;
 	now = bpf_ktime_get_ns();
@@ -244,39 +209,18 @@ static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int 
 		rec->stamps[NTPROF_H_RESPONSE_RECEIVED] = now;
 }
 
-SEC("fentry/nvme_tcp_recv_skb")
-int BPF_PROG(nvme_tcp_recv_skb_fentry, read_descriptor_t *desc, struct sk_buff *skb)
-{
-	on_nvme_tcp_recv_skb(desc, skb, true);
-	return 0;
-}
-
-SEC("kprobe/nvme_tcp_recv_skb")
-int BPF_KPROBE(nvme_tcp_recv_skb_kprobe, read_descriptor_t *desc, struct sk_buff *skb)
-{
-	on_nvme_tcp_recv_skb(desc, skb, false);
-	return 0;
-}
-
 SEC("fexit/skb_copy_bits")
 int BPF_PROG(skb_copy_bits_fexit, struct sk_buff *skb, int offset, void *to, int len, int ret)
 {
-	on_skb_copy_bits(skb, to, len, ret);
+	on_skb_copy_bits(skb, to, len, ret, true);
 	return 0;
 }
 
 SEC("kprobe/skb_copy_bits")
 int BPF_KPROBE(skb_copy_bits_kprobe, struct sk_buff *skb, int offset, void *to, int len)
 {
-	__u32 zero = 0;
-	struct host_recv_ctx *c;
-
-	if (ntprof_nothing_sampled_in_flight())
-		return 0;
-	c = bpf_map_lookup_elem(&recv_ctx, &zero);
 	/* save only the copies that can matter: most skb_copy_bits calls are not ours */
-	if (c && c->pdu && (__u64)skb == c->skb && (__u64)to >= c->pdu &&
-	    (__u64)to < c->pdu + c->hdr_len)
+	if (!ntprof_nothing_sampled_in_flight() && host_header_copy(skb, (__u64)to, false))
 		ntprof_save_args(HOOK_SKB_COPY_BITS, ctx, (__u64)skb, (__u64)to, len, 0, 0);
 	return 0;
 }
@@ -289,7 +233,7 @@ int BPF_KRETPROBE(skb_copy_bits_kretprobe, int ret)
 
 	if (!a)
 		return 0;
-	on_skb_copy_bits((void *)a->arg[0], (void *)a->arg[1], (int)a->arg[2], ret);
+	on_skb_copy_bits((void *)a->arg[0], (void *)a->arg[1], (int)a->arg[2], ret, false);
 	bpf_map_delete_elem(&kprobe_args, &k);
 	return 0;
 }

@@ -19,7 +19,7 @@ enum ntprof_loss_cause {
 	NTPROF_LOSS_INFLIGHT_FULL = 1,  /* sampled command not tracked: in-flight table full */
 	NTPROF_LOSS_PDU_RESYNC = 2,     /* a socket send/receive did not start with a PDU header we
 					 * know; the stream parser skipped it (stamps of that PDU lost) */
-	NTPROF_LOSS_NO_QUEUE = 3,       /* PDU on an NVMe/TCP socket whose queue was not known yet */
+	NTPROF_LOSS_NO_QUEUE = 3,       /* NVMe/TCP socket whose queue could not be noted */
 	NTPROF_LOSS_COMPLETION_MISSED = 4, /* a sampled command's completion hook never ran: found
 					 * when the block layer handed its request to a new command */
 	NTPROF_LOSS_CAUSES = 5,

@@ -24,16 +24,16 @@
  * and is not matched: the entry of the call that began the header stays.
  *
  * The including object defines:
- *   void tcp_send_begins(struct socket *sock, __u64 first_byte)
+ *   void tcp_send_begins(struct socket *sock, __u64 first_byte, bool typed)
  *       a send call on sock is entered that hands bytes starting at kernel address first_byte;
- *       called only while a sampled command is in flight.
+ *       called only while a sampled command is in flight. typed: see NTPROF_READ.
  * Both sides stamp at the entry of a call, so the calls' returns have no program (no trampoline
  * at return).
  */
 #ifndef NTPROF_TCP_SEND_H
 #define NTPROF_TCP_SEND_H
 
-static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte);
+static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte, bool typed);
 
 /* The first byte a msghdr's iterator will send: the kernel senders use one bvec (>= 6.5: the PDU
  * or a data page) or one kvec (digests); user memory (ubuf/iovec) is never an NVMe/TCP PDU. */
@@ -55,12 +55,13 @@ static __always_inline __u64 ntprof_msg_first_byte(struct msghdr *msg)
 
 /* Entry of a send call on sock (fentry, and kprobe): first_byte is evaluated only while a sampled
  * command is in flight. */
-#define NTPROF_TCP_SEND_HOOK(fn, params, first_byte)                                    \
-	NTPROF_ENTRY_HOOK(fn, params,                                                   \
-			  ({                                                            \
-				  if (!ntprof_nothing_sampled_in_flight())              \
-					  tcp_send_begins(sock, (first_byte));          \
-				  0;                                                    \
+#define NTPROF_TCP_SEND_HOOK(fn, params, first_byte)                                   \
+	NTPROF_ENTRY_HOOK(fn, params,                                                  \
+			  ({                                                           \
+				  if (!ntprof_nothing_sampled_in_flight())             \
+					  tcp_send_begins(sock, (first_byte),          \
+							  ntprof_typed);               \
+				  0;                                                   \
 			  }))
 
 NTPROF_TCP_SEND_HOOK(kernel_sendpage,

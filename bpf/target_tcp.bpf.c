@@ -214,7 +214,7 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 
 /* A send call is entered: if its first byte is a sampled command's reply buffer holding a header
  * that names the command, stamp it; the command's last PDU completes its record. */
-static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte)
+static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte, bool typed)
 {
 	__u64 slot = ntprof_index_get(&reply_pdus, first_byte);
 	struct ntprof_record *v;

@@ -24,16 +24,6 @@ std::string ReadLine(const fs::path& path) {
 
 }  // namespace
 
-uint16_t NvmeController::trsvcid() const {
-  for (absl::string_view field : absl::StrSplit(address, ',')) {
-    field = absl::StripAsciiWhitespace(field);
-    uint32_t port = 0;
-    if (absl::ConsumePrefix(&field, "trsvcid=") && absl::SimpleAtoi(field, &port) && port < 65536)
-      return static_cast<uint16_t>(port);
-  }
-  return 0;
-}
-
 std::string NamespaceHeadName(const std::string& sysfs_name) {
   static const std::regex kPath(R"(nvme(\d+)c\d+n(\d+))");
   std::smatch m;
@@ -89,16 +79,6 @@ std::vector<uint32_t> NvmeHostView::DevicesOn(const std::string& transport,
     if (c == controllers.end() || c->second.transport != transport) continue;
     if (!device.empty() && device != ns.name && device != ns.sysfs_name) continue;
     out.push_back(ns.kernel_dev);
-  }
-  return out;
-}
-
-std::vector<uint16_t> NvmeHostView::PortsOn(const std::string& transport) const {
-  std::vector<uint16_t> out;
-  for (const auto& [instance, c] : controllers) {
-    uint16_t port = c.trsvcid();
-    if (c.transport == transport && port && std::find(out.begin(), out.end(), port) == out.end())
-      out.push_back(port);
   }
   return out;
 }

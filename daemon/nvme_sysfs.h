@@ -17,7 +17,6 @@ struct NvmeController {
   uint32_t cntlid = 0;
   std::string address;     // "traddr=192.168.100.1,trsvcid=4420,..."
   std::string state;       // "live", "connecting", ...
-  uint16_t trsvcid() const;  // port from address, 0 if none
 };
 
 // A namespace of a controller: nvmeXnY (no multipath) or the hidden path device nvmeXcYnZ
@@ -36,7 +35,6 @@ struct NvmeHostView {
   // Devices of controllers on `transport`, optionally only those named `device` (nvme0n1,
   // /dev/nvme0n1 or a link to it: see NamespaceDeviceName).
   std::vector<uint32_t> DevicesOn(const std::string& transport, const std::string& device) const;
-  std::vector<uint16_t> PortsOn(const std::string& transport) const;
   const NvmeNamespaceDevice* FindDevice(uint32_t kernel_dev) const;
 };
 

@@ -75,8 +75,6 @@ std::vector<HookSpec> HostTcpHooks() {
   std::vector<HookSpec> hooks = {SetupCmdHook(kNvmeTcpHint)};
   for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint))
     hooks.push_back(std::move(h));
-  hooks.push_back(FunctionHook("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp",
-                               "H3 (which queue is receiving)", true, false, kNvmeTcpHint));
   hooks.push_back(FunctionHook("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED",
                                true, true, kNvmeTcpHint));
   for (HookSpec& h : HostCompletionHooks(kNvmeTcpHint)) hooks.push_back(std::move(h));
@@ -96,17 +94,13 @@ std::vector<HookSpec> TargetTcpHooks() {
   return hooks;
 }
 
-// Host: the NVMe/TCP namespaces and the ports of its controllers; target: the nvmet TCP ports.
-// Without any port known, the IANA NVMe/TCP port.
+// Host: the NVMe/TCP namespaces (its programs learn a queue's socket from the send of a sampled
+// command's capsule, so no port is needed); target: the nvmet TCP ports, which tell its programs
+// an NVMe/TCP socket. Without any port known, the IANA NVMe/TCP port.
 WatchedDevices WatchTcp(Role role, const std::string& device) {
+  if (role == Role::kHost) return HostNamespaces(ReadNvmeHostView(), v1::TRANSPORT_TCP, device);
   WatchedDevices w;
-  if (role == Role::kHost) {
-    NvmeHostView view = ReadNvmeHostView();
-    w = HostNamespaces(view, v1::TRANSPORT_TCP, device);
-    w.tcp_ports = view.PortsOn(TransportName(v1::TRANSPORT_TCP));
-  } else {
-    w.tcp_ports = ReadNvmetTcpPorts();
-  }
+  w.tcp_ports = ReadNvmetTcpPorts();
   if (w.tcp_ports->empty()) w.tcp_ports->push_back(kDefaultNvmeTcpPort);
   return w;
 }

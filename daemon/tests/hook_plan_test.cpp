@@ -37,8 +37,8 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   CHECK(Chosen(host, "nvme_complete_rq") == "tp_btf");
   CHECK(Chosen(host, "block_rq_complete") == "tp_btf");
   CHECK(Chosen(host, "kernel_sendpage") == "fentry");  // the host stamps sends at entry only
-  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "fentry");
-  CHECK(Chosen(host, "skb_copy_bits") == "fexit");
+  CHECK(Chosen(host, "skb_copy_bits") == "fexit");  // its queue from the skb's socket
+  CHECK_FALSE(Planned(host, "nvme_tcp_recv_skb"));
   CHECK(host.MissingOptional().empty());
 
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
@@ -115,16 +115,17 @@ TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
 
 TEST_CASE("module_without_btf_needs_external_btf") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
-  k.modules_with_btf.erase("nvme_tcp");
-  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
-  REQUIRE_FALSE(host.CheckRequired().ok());
-  CHECK(Hook(host, "nvme_tcp_recv_skb").unavailable_reason().find("has no BTF") != std::string::npos);
+  k.modules_with_btf.erase("nvmet");
+  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
+  REQUIRE_FALSE(target.CheckRequired().ok());
+  CHECK(Hook(target, "nvmet_bdev_execute_rw").unavailable_reason().find("has no BTF") !=
+        std::string::npos);
 
   PlanInputs with_btf{.external_btf = true};
-  HookPlan fixed = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, with_btf);
+  HookPlan fixed = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, with_btf);
   CHECK(fixed.CheckRequired().ok());
-  CHECK(Chosen(fixed, "nvme_tcp_recv_skb") == "kprobe");  // no module BTF: no trampoline
-  CHECK(Chosen(fixed, "kernel_sendpage") == "fentry");   // vmlinux function, vmlinux BTF
+  CHECK(Chosen(fixed, "nvmet_bdev_execute_rw") == "kprobe");  // no module BTF: no trampoline
+  CHECK(Chosen(fixed, "kernel_sendpage") == "fentry");       // vmlinux function, vmlinux BTF
 }
 
 TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
@@ -171,7 +172,7 @@ TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {.prefer_attach = "kprobe"});
   CHECK(Chosen(host, "kernel_sendpage") == "kprobe");
-  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "kprobe");
+  CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints have no kprobe variant
 }
 
@@ -198,7 +199,7 @@ TEST_CASE("plan_renders_text_and_json") {
   FakeKernelFacts k = FakeKernelFacts::DevMachine();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::string text = host.ToText();
-  CHECK(text.find("nvme_tcp_recv_skb  [required]") != std::string::npos);
+  CHECK(text.find("skb_copy_bits  [required]") != std::string::npos);
   CHECK(text.find("no fentry: module nvme_tcp not loaded") != std::string::npos);
   std::string json = host.ToJson();
   CHECK(json.find("\"ready\": false") != std::string::npos);

@@ -42,7 +42,6 @@ EMPTY_ENTRY(kernel_sendmsg)
 EMPTY_ENTRY(sock_sendmsg)
 EMPTY(fexit, kernel_recvmsg, fexit)
 EMPTY(fexit, skb_copy_bits, fexit)
-EMPTY_ENTRY(nvme_tcp_recv_skb)
 
 /* NVMe/RDMA */
 EMPTY_ENTRY(nvme_rdma_post_send)
