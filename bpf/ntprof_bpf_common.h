@@ -49,14 +49,6 @@ struct {
 	__type(value, __u8);
 } watched_devs SEC(".maps");
 
-/* NVMe/TCP ports (host: remote port, target: local port) that mark a socket as NVMe/TCP. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 64);
-	__type(key, __u16);
-	__type(value, __u8);
-} tcp_ports SEC(".maps");
-
 /* ---- reading kernel memory: direct loads where the program's arguments are typed ----
  * In a BTF-typed program (tp_btf, fentry, fexit) a pointer argument, and every pointer loaded
  * through it, is typed by the kernel's BTF: the verifier lets the program load its fields directly

@@ -78,21 +78,8 @@ struct nvmet_req___ntprof {
 } NTPROF_CORE;
 
 /* ---- nvmet_tcp target (drivers/nvme/target/tcp.c) ---- */
-struct nvmet_tcp_cmd___ntprof;
-struct nvmet_tcp_queue___ntprof {
-	struct socket *sock;
-	struct nvmet_tcp_cmd___ntprof *cmds; /* the command slots; an H2CData's ttag indexes them */
-	unsigned int nr_cmds;
-	struct nvmet_sq___ntprof nvme_sq; /* embedded: &queue->nvme_sq is the command's sq */
-	union {
-		__u8 first;
-	} pdu; /* union nvme_tcp_pdu, embedded: only its address is used (composite types match) */
-	bool hdr_digest;
-} NTPROF_CORE;
-
 /* One command slot of a queue: the reply PDU headers of its command are built in these buffers. */
 struct nvmet_tcp_cmd___ntprof {
-	struct nvmet_tcp_queue___ntprof *queue;
 	struct nvmet_req___ntprof req; /* embedded: nvmet core names the command by &cmd->req */
 	void *rsp_pdu;
 	void *data_pdu; /* C2HData */
@@ -183,7 +170,6 @@ enum ntprof_pdu_type {
 #define NTPROF_PDU_CMD_HLEN 72   /* 8 + 64-byte SQE */
 #define NTPROF_PDU_SMALL_HLEN 24 /* response, C2HData, H2CData, R2T */
 #define NTPROF_PDU_DATA_CID 8    /* command_id in C2HData, H2CData and R2T headers */
-#define NTPROF_PDU_DATA_TTAG 10  /* ttag in H2CData and R2T headers: the target's command slot */
 #define NTPROF_PDU_RSP_CID 20    /* command_id of the CQE in a response capsule (8 + 12) */
 #define NTPROF_PDU_DIGEST_LEN 4
 #define NTPROF_PDU_F_DATA_SUCCESS 0x08 /* C2HData that also completes the command (no response) */

@@ -10,7 +10,10 @@
  *       each receive's time for it cost every command a program or two kernel calls; what lay
  *       between was nvmet's header handling, under a microsecond (docs/hooks.md)
  *   T1  nvmet_req_init (tracepoint / function)
- *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
+ *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend); for an
+ *       NVMe/TCP write whose data came after an R2T also T_DATA_RECEIVED: the read of its last byte
+ *       calls the backend submit (nvmet_tcp_try_recv_data), so watching every socket read for it
+ *       cost the target its most frequent program (four runs per command) for no moment of its own
  *   T3  nvmet_req_complete (tracepoint / function)
  *   T4  = T3: nvmet core queues the response (req->ops->queue_response) right after the
  *       nvmet_req_complete tracepoint, in the same call, so the two are one moment and T4 needs no
@@ -198,6 +201,11 @@ static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req, boo
 	if (!v || v->stamps[NTPROF_T2_BACKEND_SUBMIT])
 		return 0;
 	v->stamps[NTPROF_T2_BACKEND_SUBMIT] = bpf_ktime_get_ns();
+	/* An NVMe/TCP write's data came after an R2T: the call that read its last byte submits it
+	 * here, with no queue between (nvmet_tcp_try_recv_data -> nvmet_tcp_execute_request), so all
+	 * of it is in at T2 (NVMe/RDMA stamps its READ's completion itself) */
+	if (v->flags & NTPROF_F_R2T)
+		v->stamps[NTPROF_T_DATA_RECEIVED] = v->stamps[NTPROF_T2_BACKEND_SUBMIT];
 	bdev = NTPROF_READ(typed, req, ns, bdev);
 	if (bdev)
 		v->dev = NTPROF_READ(typed, bdev, bd_dev);

@@ -8,6 +8,7 @@
  *   T1  tracepoint nvmet:nvmet_req_init; the sampling decision is taken here, on the SQE that
  *       nvmet_tcp copied out of the capsule (req->cmd)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
+ * No program watches the socket reads: T0 is T1, and T_DATA_RECEIVED is T2.
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  = T3: nvmet core calls nvmet_tcp_queue_response right after that tracepoint
  *   T5  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before Linux
@@ -17,9 +18,9 @@
  *       .data_pdu, .r2t_pdu), noted at T1. Entry, not return: nothing of the reply can reach the
  *       host earlier, so the network stage is never negative.
  *   components: drive issue/done (block_rq_issue/complete of the request whose bio carries the
- *   nvmet_req), R2T PDU handed to TCP (entry), last H2CData PDU header received (T_DATA_RECEIVED;
- *   its payload is read right after, before T2), the command's last PDU (the response capsule, or
- *   a C2HData that carries the success flag) handed to TCP (T_RESPONSE_SENT, entry of the call
+ *   nvmet_req), R2T PDU handed to TCP (entry), all H2CData received (T_DATA_RECEIVED = T2: the
+ *   read of the last byte submits the command to the backend), the command's last PDU (the
+ *   response capsule, or a C2HData that carries the success flag) handed to TCP (T_RESPONSE_SENT, entry of the call
  *   that began it: nothing of the command is stamped after it, so the record is emitted there and
  *   no send call needs a program at its return).
  *
@@ -29,54 +30,6 @@
 #include "ntprof_bpf_common.h"
 #include "ntprof_nvmet_target.h"
 #include "ntprof_tcp_send.h"
-#include <bpf/bpf_endian.h>
-
-struct target_sock {
-	__u64 queue; /* struct nvmet_tcp_queue * (= sk->sk_user_data), checked on every use */
-	__u64 pdu;   /* &queue->pdu: where PDU headers are received */
-	__u64 sq;    /* &queue->nvme_sq */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NTPROF_MAX_SOCKETS);
-	__type(key, __u64);
-	__type(value, struct target_sock);
-} target_socks SEC(".maps");
-
-enum target_kprobe_hook {
-	HOOK_KERNEL_RECVMSG = 1,
-};
-
-#define PDU_BUF_MAX 128 /* sizeof(union nvme_tcp_pdu) is 72 + digest; anything inside is a header */
-
-/* A socket is ours when its local port is an NVMe/TCP port; its sk_user_data is the queue. */
-static __always_inline struct target_sock *target_sock_get(struct sock *sk, bool typed)
-{
-	__u64 key = (__u64)sk;
-	struct target_sock *s = bpf_map_lookup_elem(&target_socks, &key);
-	__u64 queue;
-
-	if (!s) {
-		__u16 lport = NTPROF_READ(typed, sk, __sk_common.skc_num); /* host byte order */
-
-		if (!bpf_map_lookup_elem(&tcp_ports, &lport))
-			return NULL;
-	}
-	queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL;
-	if (s && s->queue == queue)
-		return s;
-	if (!queue)
-		return NULL;
-	struct nvmet_tcp_queue___ntprof *q = (void *)queue;
-	struct target_sock fresh = {
-		.queue = queue,
-		.pdu = (__u64)&q->pdu,
-		.sq = (__u64)&q->nvme_sq,
-	};
-	bpf_map_update_elem(&target_socks, &key, &fresh, BPF_ANY);
-	return bpf_map_lookup_elem(&target_socks, &key);
-}
 
 /* ---- T1: the sampling decision ---- */
 
@@ -94,91 +47,6 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 	if (!sq)
 		sq = NTPROF_READ(typed, req, sq);
 	return target_new_record(sq, &s, NTPROF_TRANSPORT_TCP, rec, typed);
-}
-
-/* The request of the command slot a target-assigned tag (an R2T's, answered by H2CData) names on
- * queue q; 0 for a tag out of range. */
-static __always_inline __u64 target_tag_req(struct nvmet_tcp_queue___ntprof *q, __u16 ttag)
-{
-	if (ttag >= BPF_CORE_READ(q, nr_cmds))
-		return 0;
-	return (__u64)BPF_CORE_READ(q, cmds) +
-	       (__u64)ttag * bpf_core_type_size(struct nvmet_tcp_cmd___ntprof) +
-	       bpf_core_field_offset(struct nvmet_tcp_cmd___ntprof, req);
-}
-
-/* kernel_recvmsg returned ret bytes read into vec on sk, while a sampled command is in flight.
- * nvmet_tcp reads PDU headers into queue->pdu (at queue->offset) and nothing else there: a read
- * ending at hlen + digest completes a header; an H2CData header's completion is T_DATA_RECEIVED of
- * the command it answers (its ttag names the command's slot). */
-static __always_inline void target_on_recv(struct sock *sk, struct kvec *vec, long ret, bool typed)
-{
-	struct target_sock *s;
-	__u64 base, end;
-	__u8 h[NTPROF_PDU_DATA_TTAG + 2]; /* the common header, and an H2CData's command_id and ttag */
-	__u32 hd;
-	struct ntprof_record *v;
-
-	s = target_sock_get(sk, typed);
-	if (!s)
-		return;
-	base = (__u64)NTPROF_READ(typed, vec, iov_base);
-	if (base < s->pdu || base >= s->pdu + PDU_BUF_MAX)
-		return;
-	end = base - s->pdu + ret;
-	if (end <= NTPROF_PDU_HDR_LEN || bpf_probe_read_kernel(h, sizeof(h), (void *)s->pdu))
-		return;
-	if (h[0] != NTPROF_PDU_H2C_DATA)
-		return;
-	struct nvmet_tcp_queue___ntprof *q = (void *)s->queue; /* a plain variable: CO-RE relocates q's
-								  * fields only, not s's */
-	hd = BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0;
-	if (end != h[2] + hd)
-		return;
-	v = target_lookup_req((void *)target_tag_req(q, *(__u16 *)&h[NTPROF_PDU_DATA_TTAG]));
-	if (v && v->cid == *(__u16 *)&h[NTPROF_PDU_DATA_CID])
-		v->stamps[NTPROF_T_DATA_RECEIVED] = bpf_ktime_get_ns();
-}
-
-/* A read returned ret bytes: while a sampled command is in flight it may be waiting for its
- * H2CData. Most calls find nothing to read, and at 1 in 100 nothing sampled is in flight. */
-static __always_inline void target_recv_done(struct socket *sock, struct kvec *vec, long ret,
-					     bool typed)
-{
-	if (ret > 0 && !ntprof_nothing_sampled_in_flight())
-		target_on_recv(NTPROF_READ(typed, sock, sk), vec, ret, typed);
-}
-
-SEC("fexit/kernel_recvmsg")
-int BPF_PROG(kernel_recvmsg_fexit, struct socket *sock, struct msghdr *msg, struct kvec *vec,
-	     size_t num, size_t size, int flags, int ret)
-{
-	target_recv_done(sock, vec, ret, true);
-	return 0;
-}
-
-SEC("kprobe/kernel_recvmsg")
-int BPF_KPROBE(kernel_recvmsg_kprobe, struct socket *sock, struct msghdr *msg, struct kvec *vec,
-	       size_t num, size_t size)
-{
-	/* as the fexit variant: nothing to note for a read while no sampled command is in flight
-	 * (its return then finds no saved arguments and does nothing) */
-	if (!ntprof_nothing_sampled_in_flight())
-		ntprof_save_args(HOOK_KERNEL_RECVMSG, ctx, (__u64)sock, (__u64)vec, 0, 0, 0);
-	return 0;
-}
-
-SEC("kretprobe/kernel_recvmsg")
-int BPF_KRETPROBE(kernel_recvmsg_kretprobe, int ret)
-{
-	struct ntprof_saved_key k;
-	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_KERNEL_RECVMSG, ctx, &k);
-
-	if (!a)
-		return 0;
-	target_recv_done((struct socket *)a->arg[0], (void *)a->arg[1], ret, false);
-	bpf_map_delete_elem(&kprobe_args, &k);
-	return 0;
 }
 
 /* The reply is found by its PDU headers when it is handed to TCP: nothing to stamp at T4. */

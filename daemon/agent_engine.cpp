@@ -297,11 +297,6 @@ absl::Status AgentEngine::SetWatchedDevices(const std::vector<uint32_t>& kernel_
   return absl::OkStatus();
 }
 
-absl::Status AgentEngine::SetTcpPorts(const std::vector<uint16_t>& ports) {
-  bool changed = false;
-  return ReplaceSet<uint16_t>(Map("tcp_ports"), ports, "NVMe/TCP ports", &changed);
-}
-
 int AgentEngine::OnRingRecord(void* ctx, void* data, size_t size) {
   auto* self = static_cast<AgentEngine*>(ctx);
   if (size < sizeof(ntprof_record) || !self->on_record_) return 0;

@@ -60,8 +60,6 @@ class AgentEngine {
 
   // Devices (kernel dev_t) whose commands are counted and sampled; replaces the previous set.
   absl::Status SetWatchedDevices(const std::vector<uint32_t>& kernel_devs);
-  // Ports that mark a socket as NVMe/TCP (host: remote, target: local); replaces the set.
-  absl::Status SetTcpPorts(const std::vector<uint16_t>& ports);
 
   // Samples no new command, then waits up to max_wait_ms for the sampled ones still in flight to
   // reach their last stamp while every hook is still attached. The first half of a recording's

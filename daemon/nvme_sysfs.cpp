@@ -90,18 +90,4 @@ const NvmeNamespaceDevice* NvmeHostView::FindDevice(uint32_t kernel_dev) const {
   return nullptr;
 }
 
-std::vector<uint16_t> ReadNvmetTcpPorts(const std::string& configfs_root) {
-  std::vector<uint16_t> out;
-  std::error_code ec;
-  for (const auto& port : fs::directory_iterator(configfs_root + "/nvmet/ports", ec)) {
-    if (ReadLine(port.path() / "addr_trtype") != "tcp") continue;
-    uint32_t p = 0;
-    if (absl::SimpleAtoi(ReadLine(port.path() / "addr_trsvcid"), &p) && p && p < 65536 &&
-        std::find(out.begin(), out.end(), p) == out.end())
-      out.push_back(static_cast<uint16_t>(p));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace ntprof::agent

@@ -48,7 +48,4 @@ std::string NamespaceDeviceName(const std::string& device);
 // nvmeXcYnZ -> nvmeXnZ; other names unchanged.
 std::string NamespaceHeadName(const std::string& sysfs_name);
 
-// TCP ports nvmet listens on (configfs ports/*/addr_trtype == tcp).
-std::vector<uint16_t> ReadNvmetTcpPorts(const std::string& configfs_root = "/sys/kernel/config");
-
 }  // namespace ntprof::agent

@@ -65,9 +65,6 @@ absl::StatusOr<bool> Recorder::UpdateWatchedDevices() {
   WatchedDevices w = FindTransport(s.transport)->watch(s.role, s.device);
   if (absl::Status st = engine_->SetWatchedDevices(w.devices); !st.ok()) return st;
   counters_.Watch(w.devices);
-  if (w.tcp_ports) {
-    if (absl::Status st = engine_->SetTcpPorts(*w.tcp_ports); !st.ok()) return st;
-  }
   return w.present;
 }
 

@@ -25,8 +25,6 @@ static_assert(int{NTPROF_TRANSPORT_LOCAL} == v1::TRANSPORT_LOCAL);
 
 namespace {
 
-constexpr uint16_t kDefaultNvmeTcpPort = 4420;
-
 // The namespaces of an NVMe-oF host on `transport` (all, or only `device`) from sysfs.
 WatchedDevices HostNamespaces(const NvmeHostView& view, v1::Transport transport,
                               const std::string& device) {
@@ -82,10 +80,7 @@ std::vector<HookSpec> HostTcpHooks() {
 }
 
 std::vector<HookSpec> TargetTcpHooks() {
-  std::vector<HookSpec> hooks = {
-      FunctionHook("kernel_recvmsg", "", "nvmet_tcp", "T_DATA_RECEIVED (H2CData after an R2T)",
-                   true, true, kNvmetTcpHint),
-  };
+  std::vector<HookSpec> hooks;
   // NVMe/TCP decides on the SQE nvmet_tcp copied out of the capsule (bpf/target_tcp.bpf.c)
   for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
   for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
@@ -94,15 +89,12 @@ std::vector<HookSpec> TargetTcpHooks() {
   return hooks;
 }
 
-// Host: the NVMe/TCP namespaces (its programs learn a queue's socket from the send of a sampled
-// command's capsule, so no port is needed); target: the nvmet TCP ports, which tell its programs
-// an NVMe/TCP socket. Without any port known, the IANA NVMe/TCP port.
+// Host: the NVMe/TCP namespaces; target: every nvmet command (nothing to name). Neither side needs
+// the NVMe/TCP ports: the programs know a queue's socket by the PDU buffers of the sampled commands
+// sent on it (bpf/ntprof_tcp_send.h).
 WatchedDevices WatchTcp(Role role, const std::string& device) {
   if (role == Role::kHost) return HostNamespaces(ReadNvmeHostView(), v1::TRANSPORT_TCP, device);
-  WatchedDevices w;
-  w.tcp_ports = ReadNvmetTcpPorts();
-  if (w.tcp_ports->empty()) w.tcp_ports->push_back(kDefaultNvmeTcpPort);
-  return w;
+  return {};
 }
 
 // ---- NVMe/RDMA ---------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ namespace ntprof::agent {
 // What a recording watches on this machine, re-read every interval.
 struct WatchedDevices {
   std::vector<uint32_t> devices;  // kernel dev_t of the block devices recorded (empty: none)
-  std::optional<std::vector<uint16_t>> tcp_ports;  // set: the TCP ports whose PDUs are followed
   bool present = true;  // false: the device asked for is not there (any more)
 };
 

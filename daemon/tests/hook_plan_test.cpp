@@ -43,7 +43,7 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
 
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(target.CheckRequired().ok());
-  CHECK(Chosen(target, "kernel_recvmsg") == "fexit");
+  CHECK_FALSE(Planned(target, "kernel_recvmsg"));  // T0 is T1, T_DATA_RECEIVED is T2
   CHECK(Chosen(target, "kernel_sendpage") == "fentry");  // both sides stamp sends at entry only
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
   CHECK_FALSE(Planned(target, "nvmet_tcp_queue_response"));  // T4 is T3 (ntprof_nvmet_target.h)
@@ -67,11 +67,11 @@ TEST_CASE("fentry_refused_falls_back_to_kprobe_pairs") {
   CHECK(host.CheckRequired().ok());
   CHECK(Chosen(host, "kernel_sendpage") == "kprobe");
   CHECK(Hook(host, "kernel_sendpage").variants[0].reason.find("EPERM") != std::string::npos);
-  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
-  CHECK(Chosen(target, "kernel_recvmsg") == "kretprobe");
-  const VariantVerdict* v = Hook(target, "kernel_recvmsg").chosen_variant();
+  CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
+  const VariantVerdict* v = Hook(host, "skb_copy_bits").chosen_variant();
   REQUIRE(v);
-  CHECK(v->programs == std::vector<std::string>{"kernel_recvmsg_kprobe", "kernel_recvmsg_kretprobe"});
+  CHECK(v->programs == std::vector<std::string>{"skb_copy_bits_kprobe", "skb_copy_bits_kretprobe"});
+  HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(Chosen(target, "kernel_sendpage") == "kprobe");
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints do not need trampolines
 }

@@ -76,12 +76,6 @@ TEST_CASE("a_namespace_may_be_named_by_its_device_path_or_a_link_to_it") {
   CHECK(NamespaceDeviceName("nvme0n1") == "nvme0n1");
 }
 
-TEST_CASE("nvmet_tcp_ports_come_from_configfs") {
-  FakeSysfs sys;
-  CHECK(ReadNvmetTcpPorts((sys.root / "cfg").string()) == std::vector<uint16_t>{4420, 8009});
-  CHECK(ReadNvmetTcpPorts("/nonexistent").empty());
-}
-
 TEST_CASE("kernel_dev_encoding_matches_the_kernel") {
   CHECK(KernelDev(7, 3) == ((7u << 20) | 3u));
   CHECK(ParseMajorMinor("259:12\n") == KernelDev(259, 12));

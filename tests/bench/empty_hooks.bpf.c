@@ -40,7 +40,6 @@ EMPTY_ENTRY(nvmet_file_execute_rw)
 EMPTY_ENTRY(kernel_sendpage)
 EMPTY_ENTRY(kernel_sendmsg)
 EMPTY_ENTRY(sock_sendmsg)
-EMPTY(fexit, kernel_recvmsg, fexit)
 EMPTY(fexit, skb_copy_bits, fexit)
 
 /* NVMe/RDMA */
