@@ -69,7 +69,6 @@ struct ntprof_subsys_name {
 };
 
 /* Sizes of the bounded tables (user space sweeps commands that never complete). */
-#define NTPROF_MAX_SOCKETS 1024
 #define NTPROF_MAX_DEVICES 256
 #define NTPROF_MAX_SUBSYS 64
 

@@ -8,7 +8,6 @@
  *   T1  tracepoint nvmet:nvmet_req_init; the sampling decision is taken here, on the SQE that
  *       nvmet_tcp copied out of the capsule (req->cmd)
  *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
- * No program watches the socket reads: T0 is T1, and T_DATA_RECEIVED is T2.
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  = T3: nvmet core calls nvmet_tcp_queue_response right after that tracepoint
  *   T5  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before Linux
@@ -20,9 +19,10 @@
  *   components: drive issue/done (block_rq_issue/complete of the request whose bio carries the
  *   nvmet_req), R2T PDU handed to TCP (entry), all H2CData received (T_DATA_RECEIVED = T2: the
  *   read of the last byte submits the command to the backend), the command's last PDU (the
- *   response capsule, or a C2HData that carries the success flag) handed to TCP (T_RESPONSE_SENT, entry of the call
- *   that began it: nothing of the command is stamped after it, so the record is emitted there and
- *   no send call needs a program at its return).
+ *   response capsule, or a C2HData that carries the success flag) handed to TCP (T_RESPONSE_SENT,
+ *   entry of the call that began it: nothing of the command is stamped after it, so the record is
+ *   emitted there and no send call needs a program at its return).
+ * No program watches the socket reads: T0 is T1, and T_DATA_RECEIVED is T2.
  *
  * Identity: ctrl = cntlid, subsys = agent-local id of the subsystem (subsys_names map: id -> NQN).
  * Variants as in host_tcp.bpf.c.

@@ -34,6 +34,15 @@ WatchedDevices HostNamespaces(const NvmeHostView& view, v1::Transport transport,
   return w;
 }
 
+// Host: the NVMe-oF namespaces on kTransport; target: nothing to name (every nvmet command). No
+// ports either: the programs know an NVMe/TCP queue's socket by the PDU buffers of the sampled
+// commands sent on it (bpf/ntprof_tcp_send.h).
+template <v1::Transport kTransport>
+WatchedDevices WatchNvmeOf(Role role, const std::string& device) {
+  if (role != Role::kHost) return {};
+  return HostNamespaces(ReadNvmeHostView(), kTransport, device);
+}
+
 // ---- NVMe/TCP ----------------------------------------------------------------------------------
 
 constexpr const char* kNvmeTcpHint =
@@ -89,14 +98,6 @@ std::vector<HookSpec> TargetTcpHooks() {
   return hooks;
 }
 
-// Host: the NVMe/TCP namespaces; target: every nvmet command (nothing to name). Neither side needs
-// the NVMe/TCP ports: the programs know a queue's socket by the PDU buffers of the sampled commands
-// sent on it (bpf/ntprof_tcp_send.h).
-WatchedDevices WatchTcp(Role role, const std::string& device) {
-  if (role == Role::kHost) return HostNamespaces(ReadNvmeHostView(), v1::TRANSPORT_TCP, device);
-  return {};
-}
-
 // ---- NVMe/RDMA ---------------------------------------------------------------------------------
 
 constexpr const char* kNvmeRdmaHint =
@@ -133,12 +134,6 @@ std::vector<HookSpec> TargetRdmaHooks() {
   return hooks;
 }
 
-// Host: the NVMe/RDMA namespaces; target: nothing to follow (no device filter, no ports).
-WatchedDevices WatchRdma(Role role, const std::string& device) {
-  if (role != Role::kHost) return {};
-  return HostNamespaces(ReadNvmeHostView(), v1::TRANSPORT_RDMA, device);
-}
-
 // ---- a local block device ----------------------------------------------------------------------
 
 std::vector<HookSpec> LocalHooks() {
@@ -167,14 +162,14 @@ const std::vector<TransportRow>& Transports() {
        .local_device = false,
        .spdk = true,
        .page_addresses = true,
-       .watch = WatchTcp},
+       .watch = WatchNvmeOf<v1::TRANSPORT_TCP>},
       {.transport = v1::TRANSPORT_RDMA,
        .display_name = "NVMe/RDMA",
        .host = {NTPROF_BPF_OBJECT(host_rdma), HostRdmaHooks},
        .target = {NTPROF_BPF_OBJECT(target_rdma), TargetRdmaHooks},
        .local_device = false,
        .spdk = true,
-       .watch = WatchRdma},
+       .watch = WatchNvmeOf<v1::TRANSPORT_RDMA>},
       {.transport = v1::TRANSPORT_LOCAL,
        .display_name = "a local block device",
        .host = {NTPROF_BPF_OBJECT(local_block), LocalHooks},

@@ -49,7 +49,7 @@ struct TransportRow {
   // as pages): the agent looks up vmemmap_base and page_offset_base in kallsyms for them. Other
   // transports skip that read of the whole listing at start.
   bool page_addresses = false;
-  // The devices and ports a recording of `role` watches; `device` = the one asked for or "".
+  // The devices a recording of `role` watches; `device` = the one asked for or "".
   WatchedDevices (*watch)(Role role, const std::string& device) = nullptr;
 
   const TransportRole& side(Role role) const { return role == Role::kHost ? host : target; }
