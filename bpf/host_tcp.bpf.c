@@ -74,19 +74,28 @@ static __always_inline struct host_sock *host_sock_find(struct sock *sk, bool ty
 }
 
 /* Learns sk, the socket a sampled command's capsule is being sent on (so an NVMe/TCP queue's: its
- * sk_user_data is the nvme_tcp_queue), unless it is known. */
+ * sk_user_data is the nvme_tcp_queue), unless it is known. Slots of closed sockets are never
+ * freed, so a socket whose probe slots are all taken takes its home slot over (counted: a sampled
+ * command in flight on the socket pushed out misses its receive stamps; that socket is learned
+ * again with its next sampled capsule). */
 static __always_inline void host_sock_learn(struct sock *sk, bool typed)
 {
-	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
+	__u64 key = ntprof_as_number(sk);
+	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, key);
 	__u64 queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low: SK_USER_DATA_* */
+	bool pushed_out = false;
 
 	if (!queue || (s && s->queue == queue))
 		return;
 	if (!s)
-		s = (struct host_sock *)ntprof_slot_claim(&host_socks, (__u64)sk);
+		s = (struct host_sock *)ntprof_slot_claim(&host_socks, key);
 	if (!s) {
-		ntprof_lose(NTPROF_LOSS_NO_QUEUE);
-		return;
+		__u32 home = ntprof_slot_home((__u32)key);
+
+		s = bpf_map_lookup_elem(&host_socks, &home);
+		if (!s)
+			return;
+		pushed_out = true;
 	}
 	/* new socket, or a freed one's address reused by a new queue: queue last, so a reader that
 	 * matches it finds the rest set (see NTPROF_COMPILER_BARRIER) */
@@ -96,6 +105,10 @@ static __always_inline void host_sock_learn(struct sock *sk, bool typed)
 
 	s->queue = 0;
 	NTPROF_COMPILER_BARRIER();
+	if (pushed_out) {
+		s->key = key;
+		ntprof_lose(NTPROF_LOSS_SOCKET_TABLE_FULL);
+	}
 	s->pdu = (__u64)BPF_CORE_READ(q, pdu);
 	s->ctrl = BPF_CORE_READ(c, ctrl.instance);
 	s->qid = (queue - queues) / bpf_core_type_size(struct nvme_tcp_queue___ntprof);

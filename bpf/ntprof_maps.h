@@ -17,12 +17,12 @@
 enum ntprof_loss_cause {
 	NTPROF_LOSS_RINGBUF_FULL = 0,   /* record dropped: ring buffer full (user space too slow) */
 	NTPROF_LOSS_INFLIGHT_FULL = 1,  /* sampled command not tracked: in-flight table full */
-	NTPROF_LOSS_PDU_RESYNC = 2,     /* a socket send/receive did not start with a PDU header we
-					 * know; the stream parser skipped it (stamps of that PDU lost) */
-	NTPROF_LOSS_NO_QUEUE = 3,       /* NVMe/TCP socket whose queue could not be noted */
-	NTPROF_LOSS_COMPLETION_MISSED = 4, /* a sampled command's completion hook never ran: found
+	NTPROF_LOSS_SOCKET_TABLE_FULL = 2, /* NVMe/TCP host: a socket's entry pushed another's out
+					 * of the socket table (all its slots taken); a sampled command
+					 * in flight on that one misses its receive stamps */
+	NTPROF_LOSS_COMPLETION_MISSED = 3, /* a sampled command's completion hook never ran: found
 					 * when the block layer handed its request to a new command */
-	NTPROF_LOSS_CAUSES = 5,
+	NTPROF_LOSS_CAUSES = 4,
 };
 
 /* ---- in-flight tables as arrays of slots (bpf/ntprof_slots.h) ----

@@ -27,7 +27,9 @@ void ForEachLoss(const v1::LossCounters& losses,
   }
 }
 
-bool IsLostRecordCause(const std::string& cause) { return cause != "nested_probe_miss"; }
+bool IsLostRecordCause(const std::string& cause) {
+  return cause != "nested_probe_miss" && cause != "socket_table_full";
+}
 
 void AddLosses(const v1::LossCounters& from, v1::LossCounters* to) {
   Combine(*to, from, to, [](uint64_t a, uint64_t b) { return a + b; });

@@ -128,6 +128,7 @@ nlohmann::json ToJson(const Report& report) {
             {"incomplete", t.incomplete}}},
           {"losses", LossesJson(report.losses)},
           {"probe_runs_skipped", report.losses.nested_probe_miss()},
+          {"socket_table_full", report.losses.socket_table_full()},
           {"notes", report.notes}};
   if (report.slowest_asked > 0) {
     j["slowest_by"] = StageId(SlowestTotal(report));

@@ -72,6 +72,16 @@ void RenderSkippedProbeRuns(uint64_t n, std::string* out) {
                   "command hit by one is counted above as incomplete, unmatched or lost\n");
 }
 
+// NVMe/TCP sockets the host's programs had to push out of their full socket table: a sampled
+// command in flight on one came without its receive stamps (already counted as a missing stamp).
+void RenderUntrackedSockets(uint64_t n, std::string* out) {
+  if (n == 0) return;
+  absl::StrAppend(out, n, n == 1 ? " NVMe/TCP socket" : " NVMe/TCP sockets",
+                  " pushed out of the host's socket table (all its slots taken): a sampled command "
+                  "then in flight on one misses its receive stamps (counted above as missing "
+                  "stamp)\n");
+}
+
 std::string SpanNote(const GroupReport& g, double span_s, RateSpan rates) {
   if (rates == RateSpan::kIo) {
     return absl::StrFormat(", %.1f s recorded; avg QD over the %.1f s the group had I/O", span_s,
@@ -211,6 +221,7 @@ std::vector<std::string> RecordLines(const Report& report) {
   std::string more;
   RenderLosses(report.losses, &more);
   RenderSkippedProbeRuns(report.losses.nested_probe_miss(), &more);
+  RenderUntrackedSockets(report.losses.socket_table_full(), &more);
   for (absl::string_view line : absl::StrSplit(more, '\n', absl::SkipEmpty())) {
     lines.emplace_back(line);
   }

@@ -336,8 +336,7 @@ KernelLosses AgentEngine::ReadLosses() const {
   };
   out.ring_buffer_full = sum(NTPROF_LOSS_RINGBUF_FULL);
   out.inflight_table_full = sum(NTPROF_LOSS_INFLIGHT_FULL);
-  out.pdu_resync = sum(NTPROF_LOSS_PDU_RESYNC);
-  out.no_queue = sum(NTPROF_LOSS_NO_QUEUE);
+  out.socket_table_full = sum(NTPROF_LOSS_SOCKET_TABLE_FULL);
   out.completion_missed = sum(NTPROF_LOSS_COMPLETION_MISSED);
   struct bpf_program* prog;
   bpf_object__for_each_program(prog, object_->object()) {

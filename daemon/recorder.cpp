@@ -94,6 +94,7 @@ void Recorder::FillLosses(v1::LossCounters* l) const {
   l->set_nested_probe_miss(k.nested_probe_miss);
   l->set_completion_missed(k.completion_missed);
   l->set_unfinished_at_stop(unfinished_at_stop_);
+  l->set_socket_table_full(k.socket_table_full);
 }
 
 RecordCallback Recorder::AddTo(v1::RecordBatch& batch) {

@@ -293,6 +293,19 @@ TEST_CASE("probe_runs_the_kernel_skipped_are_not_reported_as_lost_records", "[re
   CHECK(j["probe_runs_skipped"] == 3);
 }
 
+TEST_CASE("untracked_nvme_tcp_sockets_are_reported_apart_from_lost_records", "[report]") {
+  Report report;
+  report.records = RecordTally{.host = 10, .target = 10, .matched = 10};
+  report.losses.set_missing_stamp(2);
+  report.losses.set_socket_table_full(2);
+  std::string text = RenderText(report);
+  CHECK_THAT(text, Catch::Contains("lost: 2 missing stamp\n"));
+  CHECK_THAT(text, Catch::Contains("2 NVMe/TCP sockets pushed out of the host's socket table"));
+  auto j = ToJson(report);
+  CHECK_FALSE(j["losses"].contains("socket_table_full"));
+  CHECK(j["socket_table_full"] == 2);
+}
+
 TEST_CASE("interval_summary_prints_one_line_per_group_and_starts_afresh", "[interval]") {
   IntervalSummary summary(10);
   for (int i = 0; i < 50; ++i) {
