@@ -80,23 +80,18 @@ static __always_inline struct host_sock *host_sock_find(struct sock *sk, bool ty
  * again with its next sampled capsule). */
 static __always_inline void host_sock_learn(struct sock *sk, bool typed)
 {
-	__u64 key = ntprof_as_number(sk);
-	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, key);
+	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
 	__u64 queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low: SK_USER_DATA_* */
 	bool pushed_out = false;
 
 	if (!queue || (s && s->queue == queue))
 		return;
 	if (!s)
-		s = (struct host_sock *)ntprof_slot_claim(&host_socks, key);
-	if (!s) {
-		__u32 home = ntprof_slot_home((__u32)key);
-
-		s = bpf_map_lookup_elem(&host_socks, &home);
-		if (!s)
-			return;
-		pushed_out = true;
-	}
+		s = (struct host_sock *)ntprof_slot_claim_or_take(&host_socks, (__u64)sk, &pushed_out);
+	if (!s)
+		return;
+	if (pushed_out)
+		ntprof_lose(NTPROF_LOSS_SOCKET_TABLE_FULL);
 	/* new socket, or a freed one's address reused by a new queue: queue last, so a reader that
 	 * matches it finds the rest set (see NTPROF_COMPILER_BARRIER) */
 	struct nvme_tcp_queue___ntprof *q = (void *)queue;
@@ -105,10 +100,6 @@ static __always_inline void host_sock_learn(struct sock *sk, bool typed)
 
 	s->queue = 0;
 	NTPROF_COMPILER_BARRIER();
-	if (pushed_out) {
-		s->key = key;
-		ntprof_lose(NTPROF_LOSS_SOCKET_TABLE_FULL);
-	}
 	s->pdu = (__u64)BPF_CORE_READ(q, pdu);
 	s->ctrl = BPF_CORE_READ(c, ctrl.instance);
 	s->qid = (queue - queues) / bpf_core_type_size(struct nvme_tcp_queue___ntprof);

@@ -68,6 +68,28 @@ static __always_inline __u64 *ntprof_slot_claim(void *table, __u64 key)
 	return ntprof_slot_probe(table, key, true);
 }
 
+/* Claims a free slot of table for key or, when all its probes are taken, takes its home slot over
+ * (the key written, *taken_over set): for tables whose entries are never freed, where a stale
+ * entry must give way. NULL only if the array lookup fails. */
+static __always_inline __u64 *ntprof_slot_claim_or_take(void *table, __u64 key, bool *taken_over)
+{
+	__u32 home;
+	__u64 *slot;
+
+	key = ntprof_as_number((const void *)key);
+	slot = ntprof_slot_claim(table, key);
+	*taken_over = false;
+	if (slot)
+		return slot;
+	home = ntprof_slot_home((__u32)key);
+	slot = bpf_map_lookup_elem(table, &home);
+	if (!slot)
+		return NULL;
+	*slot = key;
+	*taken_over = true;
+	return slot;
+}
+
 /* Frees slot if it still holds key: true when this call freed it. */
 static __always_inline bool ntprof_slot_release(__u64 *slot, __u64 key)
 {
@@ -100,22 +122,13 @@ static __always_inline __u64 ntprof_index_get(void *table, __u64 key)
  * may be a BTF-typed pointer: it is taken as a number first, for the home slot's arithmetic. */
 static __always_inline void ntprof_index_put(void *table, __u64 key, __u64 value)
 {
-	struct ntprof_index_slot *s;
-	__u32 home;
-
-	key = ntprof_as_number((const void *)key);
-	home = ntprof_slot_home((__u32)key);
-	s = (struct ntprof_index_slot *)ntprof_slot_find(table, key);
+	struct ntprof_index_slot *s = (struct ntprof_index_slot *)ntprof_slot_find(table, key);
+	bool taken_over;
 
 	if (!s)
-		s = (struct ntprof_index_slot *)ntprof_slot_claim(table, key);
-	if (!s) {
-		s = bpf_map_lookup_elem(table, &home);
-		if (!s)
-			return;
-		s->key = key;
-	}
-	s->value = value;
+		s = (struct ntprof_index_slot *)ntprof_slot_claim_or_take(table, key, &taken_over);
+	if (s)
+		s->value = value;
 }
 
 /* ---- tables of sampled commands' records, counted in sampled_in_flight ---- */

@@ -34,7 +34,7 @@ namespace ntprof::agent {
 struct KernelLosses {
   uint64_t ring_buffer_full = 0;
   uint64_t inflight_table_full = 0;
-  uint64_t socket_table_full = 0;  // NVMe/TCP host sockets not learned (receive stamps missing)
+  uint64_t socket_table_full = 0;  // NVMe/TCP host sockets pushed out of the full socket table
   uint64_t nested_probe_miss = 0;  // sum of the programs' recursion_misses (trampolines skip
                                    // calls that nest on one CPU)
   uint64_t completion_missed = 0;  // completion hooks the kernel did not run (see
