@@ -55,7 +55,7 @@ struct {
  * (the JIT emits a plain load that a fault cannot crash; a bad address reads 0, as a failed probe
  * read does). Untyped programs (raw_tp, kprobe) see plain numbers and must call
  * bpf_probe_read_kernel. The call is what costs: in the 6.1 test-bed guests under TCG one probe
- * read added 8 us to a 4 us program, a direct load nothing measurable (docs/measurements.md, fifth
+ * read added 8 us to a 4 us program, a direct load nothing measurable (docs/lab/overhead-log.md, fifth
  * pass). So a handler on a path every command takes gets `typed`, the constant ntprof_typed its
  * program variant declares (true in the typed one), and reads through NTPROF_READ: after inlining
  * the compiler keeps only the branch that variant can run.

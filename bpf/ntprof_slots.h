@@ -6,7 +6,7 @@
  * one free slot), found by comparing keys over the NTPROF_SLOT_PROBES slots from the key's home,
  * and freed by swapping the key back to 0 (whoever swaps it owns the release, so a command's
  * emit and the agent's sweep cannot both count it). Every step is inlined array access: no kernel
- * call and no lock, which is what makes the rare sampled path cheap (docs/measurements.md).
+ * call and no lock, which is what makes the rare sampled path cheap (docs/lab/overhead-log.md).
  *
  * Include after ntprof_bpf_common.h.
  */
@@ -103,7 +103,7 @@ static __always_inline bool ntprof_slot_release(__u64 *slot, __u64 key)
 
 /* ---- indexes: key -> a non-zero number, in arrays of struct ntprof_index_slot ----
  * For lookups that a hash map would make a kernel call (a kernel call's code and the map's
- * buckets are what a rarely run path pays for most under emulation: docs/measurements.md).
+ * buckets are what a rarely run path pays for most under emulation: docs/lab/overhead-log.md).
  * Entries are never freed: an index whose key cannot get one of its probe slots takes its home
  * slot over, so an entry may be pushed out. Its users check what they find against the record
  * (a PDU's cid, a disk's diskseq): a lost or stale entry only costs a missed stamp or a reread. */

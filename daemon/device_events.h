@@ -1,8 +1,8 @@
 // DeviceEvents: tells the recorder when the machine's devices may have changed, from the kernel's
 // device events (the uevents udev listens to: a block device or an NVMe controller added, removed
 // or changed), so it re-reads sysfs and configfs only then instead of every interval. Reading the
-// NVMe host view, the nvmet ports and the watched set every second was most of what an idle agent
-// cost under emulation (docs/measurements.md, ninth pass).
+// NVMe host view and the watched set every second was most of what an idle agent
+// cost under emulation (docs/lab/overhead-log.md, ninth pass).
 #pragma once
 
 #include <cstdint>

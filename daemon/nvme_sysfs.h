@@ -1,6 +1,6 @@
-// What sysfs and configfs say about NVMe-oF on this machine: on a host, the controllers
-// (/sys/class/nvme/nvmeN: subsysnqn, cntlid, transport, address) and their namespace block devices;
-// on a target, the nvmet ports. Re-read every interval, so a reconnect (new cntlid) is seen.
+// What sysfs says about NVMe-oF on this machine: on a host, the controllers
+// (/sys/class/nvme/nvmeN: subsysnqn, cntlid, transport, address) and their namespace block devices.
+// Re-read on the kernel's device events (device_events.h), so a reconnect (new cntlid) is seen.
 #pragma once
 
 #include <cstdint>

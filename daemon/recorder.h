@@ -35,7 +35,7 @@ inline constexpr uint64_t kEvictAfterNs = 30ull * 1000 * 1000 * 1000;
 // How often the in-flight tables are swept for such commands. A sweep reads every slot's key
 // (16,384 slots, 3 MiB of table): once a second it was a third of an idle agent's CPU.
 inline constexpr uint64_t kSweepEveryNs = 10ull * 1000 * 1000 * 1000;
-// Devices and ports are re-read on a kernel device event, and at least this often in case an
+// Devices are re-read on a kernel device event, and at least this often in case an
 // event was missed (every interval when the events cannot be listened to).
 inline constexpr uint64_t kRescanEveryNs = 30ull * 1000 * 1000 * 1000;
 
@@ -59,7 +59,7 @@ class Recorder : private RecordSource {
 
  private:
   Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine);
-  // Re-reads which devices/ports to watch. Returns false when the requested device is gone.
+  // Re-reads which devices to watch. Returns false when the requested device is gone.
   absl::StatusOr<bool> UpdateWatchedDevices();
 
   // RecordSource

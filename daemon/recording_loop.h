@@ -53,7 +53,7 @@ struct RecordingLoopOptions {
 // signal interrupts the wait at once). Otherwise it sleeps until the interval ends: the BPF side
 // wakes it early every NTPROF_RING_WAKEUP_RECORDS records. A fixed 100 ms poll
 // woke an idle agent 10 times a second, which under emulation cost 1 % of a guest's CPU per I/O
-// (docs/measurements.md, sixth pass).
+// (docs/lab/overhead-log.md, sixth pass).
 inline constexpr int kMaxPollWaitMs = 1000;
 
 // How long the poll at now_ns may wait: until the earlier of the next interval and the end, at

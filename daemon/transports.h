@@ -1,6 +1,6 @@
 // The transport registry: one row per transport the agent records (NVMe/TCP, NVMe/RDMA, a local
 // block device). Everything that differs between transports is in its row - the names, the roles
-// it offers, the BPF object and the hooks of each role, which devices and ports a recording
+// it offers, the BPF object and the hooks of each role, which devices a recording
 // watches, the argument rules - and the command line, the hook plan, the recorder, the Agent
 // service and the converters read it from here. The transport itself is ntprof::v1::Transport
 // (the record's enum; bpf/ntprof_record.h's NTPROF_TRANSPORT_* are checked against it), its name

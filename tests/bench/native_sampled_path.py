@@ -2,7 +2,7 @@
 """native_sampled_path.py - what the sampled path costs on a real CPU, outside emulation.
 
 The test bed's NVMe-oF figures come from guests under TCG, where a rarely run path pays for what
-the emulator's caches lost meanwhile (docs/measurements.md). This benchmark runs the same
+the emulator's caches lost meanwhile (docs/lab/overhead-log.md). This benchmark runs the same
 block-layer programs on this machine's own kernel and CPU: ntprofd records a loop device
 (`--transport local`: block_rq_issue decides and inserts the in-flight record, block_rq_complete
 finds it, emits it and deletes it - the map and ring-buffer work of every host sampled path) while
