@@ -1,21 +1,21 @@
 #include "compare_command.h"
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <iostream>
 
 #include "comparison.h"
 #include "collector_target.h"
 #include "exit_codes.h"
 #include "fleet_selection.h"
+#include "gate_flags.h"
+#include "gate_json.h"
+#include "gate_text.h"
 #include "html_page.h"
 #include "output_format.h"
 #include "recording_set.h"
 #include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
-#include "session_download.h"
+#include "run_source.h"
 
 namespace ntprof::cli {
 namespace {
@@ -28,6 +28,7 @@ struct CompareArgs {
   CollectorFlags collector;
   FleetFlags fleet;
   std::string base_from, base_to;  // the base's time range from the fleet store
+  GateFlags gate;
 };
 
 int PrintComparison(const CompareArgs& args, const Comparison& comparison) {
@@ -94,66 +95,53 @@ int RunSessionCompare(const CompareArgs& args) {
   });
 }
 
-// A session against files: the session's records are fetched into a temporary directory.
-struct SessionCopy {
-  std::filesystem::path dir;
-  ~SessionCopy() {
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
-  }
-};
-
-absl::StatusOr<Report> ReportOf(const std::string& arg, const CollectorFlags& collector,
-                                SessionCopy* copy, int* rpc_exit) {
-  if (NamesSession(arg)) {
-    copy->dir = std::filesystem::temp_directory_path() /
-                ("ntprofctl-compare-" + std::to_string(::getpid()) + "-" + arg);
-    int exit = WithCollector<v1::Collector>("compare", collector, [&](auto& stub, auto& target) {
-      Download download = DownloadSession(stub, arg, copy->dir, false);
-      if (!download.rpc.ok()) return RpcFailure("compare", target, download.rpc);
-      if (!download.local_error.empty()) {
-        std::cerr << "ntprofctl compare: " << download.local_error << "\n";
-        return kFailed;
-      }
-      return kOk;
-    });
-    if (exit != kOk) {
-      *rpc_exit = exit;
-      return absl::UnavailableError("");  // already reported
-    }
-    auto report = ReportOf(copy->dir.string(), {}, nullptr, rpc_exit);
-    if (report.ok()) report->title = "session " + arg;
-    return report;
-  }
-  auto files = ExpandRecordingArgs({arg});
-  if (!files.ok()) return files.status();
-  auto set = RecordingSet::Open(*files);
-  if (!set.ok()) return set.status();
-  return set->BuildReport();
-}
-
 int RunCompare(const CompareArgs& args) {
-  if (!args.fleet.url.empty()) return RunFleetCompare(args);
+  if (!args.fleet.url.empty()) {
+    if (args.gate.active()) {
+      std::cerr << "ntprofctl compare: the gate resamples per-command values, which --clickhouse "
+                   "does not fetch; `ntprofctl export` both sessions and compare the files\n";
+      return kBadInput;
+    }
+    return RunFleetCompare(args);
+  }
   if (args.base.empty() || args.next.empty()) {
     std::cerr << "ntprofctl compare: give BASE and NEW (or --clickhouse URL)\n";
     return kBadInput;
   }
-  if (NamesSession(args.base) && NamesSession(args.next)) return RunSessionCompare(args);
-  SessionCopy base_copy, next_copy;
-  int rpc_exit = kOk;
-  auto base = ReportOf(args.base, args.collector, &base_copy, &rpc_exit);
-  if (!base.ok()) {
-    if (rpc_exit != kOk) return rpc_exit;
-    std::cerr << "ntprofctl compare: " << base.status().message() << "\n";
-    return kBadInput;
+  // The gate needs the records themselves: sessions are fetched and compared here.
+  if (NamesSession(args.base) && NamesSession(args.next) && !args.gate.active()) {
+    return RunSessionCompare(args);
   }
-  auto next = ReportOf(args.next, args.collector, &next_copy, &rpc_exit);
-  if (!next.ok()) {
-    if (rpc_exit != kOk) return rpc_exit;
-    std::cerr << "ntprofctl compare: " << next.status().message() << "\n";
-    return kBadInput;
+  const ReportOptions options = args.gate.active() ? WithGateSamples({}) : ReportOptions{};
+  SessionCopy copies[2];
+  Report reports[2];
+  int i = 0;
+  for (const std::string* run : {&args.base, &args.next}) {
+    int exit = kOk;
+    auto report = ReportOfRun("compare", *run, args.collector, options, &copies[i], &exit);
+    if (!report.ok()) {
+      if (exit != kOk) return exit;
+      std::cerr << "ntprofctl compare: " << report.status().message() << "\n";
+      return kBadInput;
+    }
+    reports[i++] = std::move(*report);
   }
-  return PrintComparison(args, Compare(*base, *next));
+  const Comparison comparison = Compare(reports[0], reports[1]);
+  if (!args.gate.active()) return PrintComparison(args, comparison);
+  GateResult gate;
+  const int gate_exit = DecideGate("compare", args.gate, reports[0], reports[1], comparison, &gate);
+  int exit = kOk;
+  if (!args.html.empty()) {
+    exit = WriteHtmlPage("compare", args.html, RenderHtml(comparison));
+    if (args.html != "-") std::cout << RenderText(gate);  // the CI log still shows the verdict
+  } else if (args.format == "json") {
+    nlohmann::json json = ToJson(comparison);
+    json["gate"] = ToJson(gate);
+    std::cout << json.dump(2) << "\n";
+  } else {
+    std::cout << RenderText(comparison) << "\n" << RenderText(gate);
+  }
+  return gate_exit != kOk ? gate_exit : exit;
 }
 
 }  // namespace
@@ -161,7 +149,7 @@ int RunCompare(const CompareArgs& args) {
 void AddCompareCommand(CLI::App& app, int* exit_code) {
   auto args = std::make_shared<CompareArgs>();
   CLI::App* cmd = app.add_subcommand("compare", "Compare two runs stage by stage");
-  cmd->footer(R"HELP(
+  cmd->footer(std::string(R"HELP(
 BASE and NEW are each one run: a directory of .ntp files, one file, a comma-separated list of
 files (host and target halves), or the name of a session on the collector. For every group present
 in both runs, prints each stage's mean side by side with the difference and ratio, and names the
@@ -179,12 +167,15 @@ table above. FILE "-" writes the page to stdout.
 Examples:
   ntprofctl compare baseline/ slow-drive/
   ntprofctl compare baseline/ slow-drive/ --html slow-drive.html
+  ntprofctl compare baseline/ new/ --fail-if 'storage.p99 > +10%' --fail-if 'end-to-end.mean > +20us' \
+      --junit gate.xml --markdown gate.md     # exit 1 when a bound is crossed
   ntprofctl compare base slow-drive          # two sessions on the collector
   ntprofctl compare tcp/host.ntp,tcp/target.ntp rdma/host.ntp,rdma/target.ntp -o json
   ntprofctl compare --clickhouse http://ch1:8123 base slow-drive
   ntprofctl compare --clickhouse http://ch1:8123 --subsystem nqn.2026-01.io.example:array1 \
       --base-from 2026-12-01T09:00:00Z --base-to 2026-12-01T10:00:00Z \
-      --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z   # this hour against the one before)HELP");
+      --from 2026-12-01T10:00:00Z --to 2026-12-01T11:00:00Z   # this hour against the one before)HELP") +
+              kGateHelp);
   cmd->add_option("base", args->base, "The run to compare against");
   cmd->add_option("new", args->next, "The run to compare");
   AddOutputFlag(cmd, &args->format);
@@ -195,7 +186,10 @@ Examples:
       ->group("Fleet store (ClickHouse)");
   cmd->add_option("--base-to", args->base_to, "With --clickhouse: the base's time range end")
       ->group("Fleet store (ClickHouse)");
-  cmd->callback([args, exit_code] { *exit_code = RunCompare(*args); });
+  AddGateFlags(cmd, &args->gate);
+  cmd->callback([args, exit_code] {
+    *exit_code = CheckGateFlags("compare", &args->gate) ? RunCompare(*args) : kBadInput;
+  });
 }
 
 }  // namespace ntprof::cli

@@ -12,6 +12,7 @@
 #include "report_html.h"
 #include "report_json.h"
 #include "report_text.h"
+#include "session_report.h"
 
 namespace ntprof::cli {
 namespace {
@@ -57,24 +58,20 @@ int RunFleetReport(const ReportArgs& args) {
 
 // The collector renders a session's report with the same code as a file report.
 int RunSessionReport(const ReportArgs& args) {
-  return WithCollector<v1::Collector>("report", args.collector, [&](auto& stub, auto& target) {
-    v1::ReportRequest request;
-    request.set_session(args.inputs.front());
-    request.set_detail(args.detail);
-    request.set_format(!args.html.empty()     ? v1::OUTPUT_HTML
-                       : args.format == "json" ? v1::OUTPUT_JSON
-                                               : v1::OUTPUT_TEXT);
-    request.set_slowest(args.slowest);
-    v1::RenderedOutput output;
-    const grpc::Status status = stub.Report(UnaryContext().get(), request, &output);
-    if (!status.ok()) return RpcFailure("report", target, status);
-    if (!args.html.empty()) {
-      if (!IsHtmlPage(output.text())) return OldCollectorAnswer("report");
-      return WriteHtmlPage("report", args.html, output.text());
-    }
-    std::cout << output.text();
-    return kOk;
-  });
+  v1::ReportRequest request;
+  request.set_session(args.inputs.front());
+  request.set_detail(args.detail);
+  request.set_format(!args.html.empty()     ? v1::OUTPUT_HTML
+                     : args.format == "json" ? v1::OUTPUT_JSON
+                                             : v1::OUTPUT_TEXT);
+  request.set_slowest(args.slowest);
+  std::string text;
+  if (int exit = FetchSessionReport("report", args.collector, request, &text); exit != kOk) {
+    return exit;
+  }
+  if (!args.html.empty()) return WriteHtmlPage("report", args.html, text);
+  std::cout << text;
+  return kOk;
 }
 
 int RunReport(const ReportArgs& args) {

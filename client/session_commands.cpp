@@ -11,19 +11,14 @@
 #include "exit_codes.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "session_lookup.h"
-#include "whole_number.h"
+#include "session_start.h"
 
 namespace ntprof::cli {
 namespace {
 
 struct StartArgs {
   CollectorFlags collector;
-  std::string name;
-  uint32_t sample_rate = 0;
-  std::vector<std::string> hosts, targets, subsystems, devices;
-  uint32_t duration_s = 0;
-  uint64_t salt = 0;
-  uint32_t wait_s = 10;  // for the agents' answers: attaching the BPF programs takes a moment
+  SessionStartFlags session;
 };
 
 struct NameArgs {
@@ -57,30 +52,13 @@ void PrintSession(const v1::SessionInfo& s) {
 
 int RunStart(const StartArgs& args) {
   return WithCollector<v1::Collector>("start", args.collector, [&](auto& stub, auto& target) {
-    v1::StartSessionRequest request;
-    request.set_name(args.name);
-    request.set_sample_rate(args.sample_rate);
-    request.set_salt(args.salt);
-    request.set_duration_s(args.duration_s);
-    for (const auto& h : args.hosts) request.add_hosts(h);
-    for (const auto& t : args.targets) request.add_targets(t);
-    for (const auto& s : args.subsystems) request.add_subsystems(s);
-    for (const auto& d : args.devices) request.add_devices(d);
     v1::SessionInfo info;
-    const grpc::Status status = stub.StartSession(UnaryContext().get(), request, &info);
+    const grpc::Status status = StartAndAwait(stub, args.session, &info);
     if (!status.ok()) return RpcFailure("start", target, status);
-    info = AwaitAgentAnswers(stub, info, std::chrono::seconds(args.wait_s));
     PrintSession(info);
-    if (const auto refusals = Refusals(info); !refusals.empty()) {
-      std::cerr << absl::StrFormat(
-          "ntprofctl start: %d of %d agent(s) refused session '%s' (%s): %s\n", refusals.size(),
-          info.agents_size(), info.name(),
-          info.state() == v1::SESSION_STOPPED ? "so it is stopped" : "the others record it",
-          absl::StrJoin(refusals, "; "));
-      return kFailed;
-    }
-    if (const auto waiting = Unanswered(info); !waiting.empty() && args.wait_s > 0) {
-      std::cerr << "ntprofctl start: no answer within " << args.wait_s << " s from "
+    if (SayRefusals("start", info)) return kFailed;
+    if (const auto waiting = Unanswered(info); !waiting.empty() && args.session.wait_s > 0) {
+      std::cerr << "ntprofctl start: no answer within " << args.session.wait_s << " s from "
                 << absl::StrJoin(waiting, ", ") << "; `ntprofctl status " << info.name()
                 << "` shows whether they record\n";
     }
@@ -158,22 +136,8 @@ all refused, it is stopped. `ntprofctl status NAME` shows each agent's answer.
 Exit status: 0 started (agents that did not answer within --wait are named on stderr),
 1 collector unreachable, or an agent refused (the message names each and why), 2 bad name, a name
 already used, or an agent that is not connected (the message lists the connected ones).)HELP");
-  cmd->add_option("name", start->name, "Session name: letters, digits, . _ -")->required();
-  cmd->add_option("-s,--sample", start->sample_rate, "Sample one command in N")
-      ->required()
-      ->check(WholeNumber<uint32_t>(1, 1u << 30));
-  cmd->add_option("--hosts", start->hosts, "Host agents (hostnames); default all")->delimiter(',');
-  cmd->add_option("--targets", start->targets, "Target agents (hostnames); default all")
-      ->delimiter(',');
-  cmd->add_option("--subsystems", start->subsystems, "Only these subsystem NQNs")->delimiter(',');
-  cmd->add_option("--devices", start->devices, "Only these block devices")->delimiter(',');
-  cmd->add_option("-d,--duration", start->duration_s, "Stop after SECONDS (default: at `stop`)")
-      ->check(WholeNumber<uint32_t>());
-  cmd->add_option("--salt", start->salt, "Sampling salt (default: chosen by the collector)")
-      ->check(WholeNumber<uint64_t>());
-  cmd->add_option("--wait", start->wait_s, "Wait SECONDS for every agent to answer (0: do not)")
-      ->check(WholeNumber<uint32_t>(0, 3600))
-      ->capture_default_str();
+  cmd->add_option("name", start->session.name, "Session name: letters, digits, . _ -")->required();
+  AddSessionStartFlags(cmd, &start->session, true);
   AddCollectorFlags(cmd, &start->collector);
   cmd->callback([start, exit_code] { *exit_code = RunStart(*start); });
 

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -12,6 +13,8 @@
 #include "stage_model.h"
 
 namespace ntprof {
+
+class CommandSamples;
 
 struct Distribution {
   uint64_t n = 0;
@@ -85,6 +88,8 @@ struct GroupReport {
   std::vector<std::string> missing_components;  // optional hooks that were not recorded
   double timeline_bin_s = 0;
   std::vector<TimelineBin> timeline;  // in time order; intervals without a command left out
+  // Per-command values for resampling; only when asked for (ReportExtras::samples).
+  std::shared_ptr<const CommandSamples> samples;
 };
 
 // One of a report's slowest sampled commands: which command it was and where its time went.

@@ -122,6 +122,10 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
     if (breakdown->components[c]) g.components[c].Add(*breakdown->components[c]);
   }
   g.io_span.Add(*clock_side);
+  if (extras_.samples > 0) {
+    if (!g.samples) g.samples = std::make_shared<CommandSamples>(extras_.samples);
+    g.samples->Add(*breakdown);
+  }
   if (extras_.charts || extras_.slowest > 0) {
     Keep(host, target, *clock_side, *breakdown, GroupName(g.op, g.bytes, g.device), &g);
   }
@@ -211,6 +215,7 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     gr.device = g.device;
     gr.scope = scope_;
     gr.name = GroupName(g.op, g.bytes, g.device);
+    gr.samples = g.samples;
     if (!g.timeline.empty()) {
       gr.timeline_bin_s = Seconds(g.timeline.width_ns());
       gr.timeline = g.timeline.Bins(origin_ns);

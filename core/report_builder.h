@@ -2,9 +2,11 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 
+#include "command_samples.h"
 #include "io_span.h"
 #include "latency_histogram.h"
 #include "report.h"
@@ -22,6 +24,7 @@ std::string SizeName(uint64_t bytes);
 struct ReportExtras {
   size_t slowest = 0;   // the N slowest commands (--slowest N)
   bool charts = false;  // distribution curves and stage latency over time (the HTML page)
+  size_t samples = 0;   // keep up to N per-command values of each stage (the regression gate)
 };
 
 class ReportBuilder {
@@ -57,6 +60,7 @@ class ReportBuilder {
     std::array<LatencyHistogram, kComponentCount> components;
     IoSpan io_span;
     StageTimeline timeline;
+    std::shared_ptr<CommandSamples> samples;  // only with ReportExtras::samples
   };
   struct DeviceTotals {
     uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;

@@ -372,7 +372,17 @@ absl::Status SessionRegistry::Store(const Agent& agent, v1::AgentMessage& messag
   if (message.has_closed()) {
     if (!message.closed().error().empty()) RecordFailure(&session, agent, message.closed().error());
     if (!session.files->HasHeader(agent.key)) return RememberDropped(agent.key, message.seq());
-    return session.files->Close(agent.key, message.closed().trailer(), message.seq());
+    if (auto st = session.files->Close(agent.key, message.closed().trailer(), message.seq());
+        !st.ok()) {
+      return st;
+    }
+    // `ntprofctl run` waits for this before it reports: the agent's last batches are in.
+    v1::SessionAgent* entry = session.AgentEntry(agent.hello.hostname(), agent.hello.role());
+    if (!entry->closed()) {
+      entry->set_closed(true);
+      if (auto st = Persist(session); !st.ok()) spdlog::error("{}", st.ToString());
+    }
+    return absl::OkStatus();
   }
   if (message.has_batch()) {
     if (!session.files->HasHeader(agent.key)) {

@@ -1,11 +1,16 @@
 // Writes synthetic recordings for the command-line tests: DIR/base (the tutorial's figures),
 // DIR/slow (storage +40 us), DIR/rate100 (a target file sampled 1 in 100), DIR/hostonly (a host
 // file alone, network +500 us) and DIR/idle (the base run's 1 s of I/O in a 10 s recording, with
-// the device's counters) and DIR/transient (3 s of 4 KiB reads and 16 KiB writes with storage 400 us
-// slower from 1.5 s to 1.7 s: the HTML report's timeline and the README's screenshot).
+// the device's counters), DIR/transient (3 s of 4 KiB reads and 16 KiB writes with storage 400 us
+// slower from 1.5 s to 1.7 s: the HTML report's timeline and the README's screenshot) and the
+// regression gate's DIR/gate-base, DIR/gate-up15 and DIR/gate-up5: 20,000 reads each, storage drawn
+// from one log-normal distribution (latency_draws.h), every quantile of it 15 % and 5 % higher in
+// the last two.
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 
+#include "latency_draws.h"
 #include "recording_writer.h"
 
 using namespace ntprof::testing;
@@ -16,7 +21,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::filesystem::path dir = argv[1];
-  for (const char* sub : {"base", "slow", "rate100", "hostonly", "idle", "transient"}) {
+  for (const char* sub : {"base", "slow", "rate100", "hostonly", "idle", "transient", "gate-base",
+                          "gate-up15", "gate-up5"}) {
     std::filesystem::create_directories(dir / sub);
   }
   auto timing = [](uint64_t extra_storage, uint64_t extra_network = 0) {
@@ -48,5 +54,16 @@ int main(int argc, char** argv) {
                               .nlb = write ? 31u : 7u,
                               .bytes = write ? 16384u : 4096u};
            });
+  for (const auto& [sub, seed, scale] : {std::tuple{"gate-base", 1, 1.0}, {"gate-up15", 2, 1.15},
+                                          {"gate-up5", 3, 1.05}}) {
+    StorageDraws draws(static_cast<uint64_t>(seed));
+    const std::vector<int64_t> storage = draws.Take(20'000, scale);
+    WriteRun((dir / sub / "host.ntp").string(), (dir / sub / "target.ntp").string(),
+             RunSpec{.commands = 20'000, .span_ns = 20'000'000'000}, [&](int i) {
+               CommandTiming t = timing(0)(i);
+               t.storage = static_cast<uint64_t>(storage[static_cast<size_t>(i)]);
+               return t;
+             });
+  }
   return 0;
 }

@@ -109,5 +109,61 @@ run report --help
 check "--help exits 0" [ "$rc" = 0 ]
 check "--help shows examples" grep -q "Examples:" <<<"$out"
 
+# The regression gate: 20,000 reads a run, storage drawn from one distribution, +15 % and +5 %.
+run compare "$dir/gate-base" "$dir/gate-up15" --fail-if 'storage.p99 > +10%' \
+  --fail-if 'end-to-end.mean > +20us' --junit "$dir/gate.xml" --markdown "$dir/gate.md"
+check "gate: +15 % storage p99 crosses a 10 % bound: exit 1" [ "$rc" = 1 ]
+check "gate: the comparison, then the crossed bound with its change and interval" \
+  grep -qE "^  FAIL  storage.p99 > \+10%  read 4KiB nvme0n1: storage p99 [0-9.]+ -> [0-9.]+ us, \+1[4-6]\.[0-9] % \[\+1[0-9]\.[0-9] %, \+1[0-9]\.[0-9] %\]: whole interval above \+10%$" <<<"$out"
+check "gate: the end-to-end mean (+8 us) within +20 us" \
+  grep -qE "^  pass  end-to-end.mean > \+20us  read 4KiB nvme0n1: end to end mean .* \+[78]\.[0-9]+ us \[" <<<"$out"
+check "gate: verdict line" grep -q "^gate: FAILED, 1 crossed$" <<<"$out"
+check "gate: JUnit, one test case per bound, the crossed one failed with its figures" python3 -c '
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+cases = root.findall("./testsuite/testcase")
+assert [c.get("name") for c in cases] == ["storage.p99 > +10%", "end-to-end.mean > +20us"], cases
+f = cases[0].find("failure")
+assert f is not None and "whole interval above +10%" in f.get("message"), f
+assert cases[1].find("failure") is None and "us [" in cases[1].find("system-out").text
+assert root.get("tests") == "2" and root.get("failures") == "1"' "$dir/gate.xml"
+check "gate: Markdown summary names the regression" \
+  eval 'grep -q "^### ntprof regression gate: \*\*regression\*\*" "$dir/gate.md" && grep -q "^| ❌ | \`storage.p99 > +10%\` |" "$dir/gate.md"'
+
+run compare "$dir/gate-base" "$dir/gate-up5" --fail-if 'storage.p99 > +10%' -o json
+check "gate: +5 % passes a 10 % bound: exit 0" [ "$rc" = 0 ]
+check "gate: json has the comparison and the gate" python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+g = d["gate"]
+assert d["groups"] and g["verdict"] == "passed" and g["confidence"] == 0.95, g
+c = g["checks"][0]
+assert c["verdict"] == "within" and c["unit"] == "fraction" and c["low"] < 0.10 < c["high"] + 0.1, c
+assert 0.02 < c["change"] < 0.08 and c["base_commands"] == 20000, c' <<<"$out"
+
+run compare "$dir/gate-base" "$dir/gate-up15" --fail-if 'storage.p99 > +10%' --confidence 0.99 \
+  --html "$dir/gate.html"
+check "gate with --html: the page written, the verdict printed" \
+  eval '[ "$rc" = 1 ] && grep -q "^<!DOCTYPE html>" "$dir/gate.html" && grep -q "^gate (99 % intervals" <<<"$out"'
+
+run compare "$dir/gate-base" "$dir/gate-up15" --fail-if 'storage.p99.99 > +10%'
+check "gate: too few commands for p99.99: exit 2, said why" \
+  eval '[ "$rc" = 2 ] && grep -q "undecided: .*p99.99 needs at least 100000" <<<"$out" && [[ "$err" == *"could not decide 1 bound"* ]]'
+run compare "$dir/gate-base" "$dir/gate-up15" --fail-if 'storag.p99 > +10%'
+check "gate: a mistyped stage" bad_input "unknown stage or component 'storag'"
+run compare "$dir/gate-base" "$dir/gate-up15" --junit "$dir/x.xml"
+check "gate: --junit alone" bad_input "give --fail-if BOUND too"
+run compare "$dir/gate-base" "$dir/gate-up15" --fail-if 'storage.p99 > +10%' --confidence 1.5
+check "gate: --confidence out of range: exit 2" [ "$rc" = 2 ]
+run compare --help
+check "compare --help has the gate's grammar" grep -q "STATISTIC  mean, or pN" <<<"$out"
+run run --help
+check "run --help: the verb's use and the grammar" \
+  eval 'grep -q "Exit status: COMMAND" <<<"$out" && grep -q "STATISTIC  mean, or pN" <<<"$out"'
+run run name --fail-if 'storage.p99 > +10%' -- true
+check "run: --fail-if without --baseline" bad_input "give --baseline BASE"
+run run name --baseline "$dir/no-such-dir" -- true
+check "run: an unreadable baseline, before any session" bad_input "no-such-dir"
+
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

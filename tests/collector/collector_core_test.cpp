@@ -388,6 +388,27 @@ TEST_CASE("registry_stops_a_session_every_agent_refused_and_keeps_why") {
   CHECK(SessionNamed(*c.registry, "test").agents(0).opened());
 }
 
+TEST_CASE("registry_marks_an_agent_closed_once_its_last_records_are_in") {
+  // `ntprofctl run` reports a session only after every agent's SessionClosed arrived.
+  Cluster c(20);
+  c.Start("test");
+  auto messages = RecordingMessages(c.host_file);
+  REQUIRE(messages.back().has_closed());
+  uint64_t seq = 1;
+  for (size_t i = 0; i + 1 < messages.size(); ++i) {
+    messages[i].set_seq(seq++);
+    REQUIRE(c.registry->Ingest(&c.host, messages[i]).ok());
+  }
+  CHECK(c.AgentOf("host1").opened());
+  CHECK(!c.AgentOf("host1").closed());
+  messages.back().set_seq(seq);
+  REQUIRE(c.registry->Ingest(&c.host, messages.back()).ok());
+  CHECK(c.AgentOf("host1").closed());
+  CHECK(!c.AgentOf("target1").closed());
+  c.Restart();  // part of the stored session
+  CHECK(c.AgentOf("host1").closed());
+}
+
 TEST_CASE("registry_keeps_recording_on_the_agents_that_took_the_session") {
   Cluster c(20);
   c.Start("test");
