@@ -9,6 +9,7 @@
 #include "gate_flags.h"
 #include "gate_json.h"
 #include "gate_text.h"
+#include "ntprof/v1/collector.grpc.pb.h"
 #include "html_page.h"
 #include "output_format.h"
 #include "recording_set.h"
@@ -139,7 +140,7 @@ int RunCompare(const CompareArgs& args) {
     json["gate"] = ToJson(gate);
     std::cout << json.dump(2) << "\n";
   } else {
-    std::cout << RenderText(comparison) << "\n" << RenderText(gate);
+    std::cout << RenderText(comparison) << RenderText(gate);
   }
   return gate_exit != kOk ? gate_exit : exit;
 }
