@@ -6,26 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gate_text.h"
+#include "svg_chart.h"  // EscapeHtml: XML attributes and text need the same
 
 namespace ntprof {
-namespace {
-
-std::string Escaped(const std::string& text) {
-  std::string out;
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\n': out += "&#10;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 std::string ToJUnit(const GateResult& result) {
   // The checks of each bound, in the order the bounds were given.
@@ -53,19 +36,19 @@ std::string ToJUnit(const GateResult& result) {
       all.push_back(CheckLine(*c));
       if (c->verdict == BoundCheck::Verdict::kCrossed) crossed.push_back(CheckLine(*c));
     }
-    absl::StrAppend(&cases, "    <testcase classname=\"ntprof.gate\" name=\"", Escaped(bound),
+    absl::StrAppend(&cases, "    <testcase classname=\"ntprof.gate\" name=\"", EscapeHtml(bound),
                     "\">\n");
     if (!crossed.empty()) {
       ++failures;
-      absl::StrAppend(&cases, "      <failure message=\"", Escaped(absl::StrJoin(crossed, "; ")),
-                      "\" type=\"regression\">", Escaped(absl::StrJoin(all, "\n")),
+      absl::StrAppend(&cases, "      <failure message=\"", EscapeHtml(absl::StrJoin(crossed, "; ")),
+                      "\" type=\"regression\">", EscapeHtml(absl::StrJoin(all, "\n")),
                       "</failure>\n");
     } else if (undecided.count(bound) != 0) {
       ++errors;
-      absl::StrAppend(&cases, "      <error message=\"", Escaped(undecided[bound]),
-                      "\" type=\"undecided\">", Escaped(absl::StrJoin(all, "\n")), "</error>\n");
+      absl::StrAppend(&cases, "      <error message=\"", EscapeHtml(undecided[bound]),
+                      "\" type=\"undecided\">", EscapeHtml(absl::StrJoin(all, "\n")), "</error>\n");
     } else {
-      absl::StrAppend(&cases, "      <system-out>", Escaped(absl::StrJoin(all, "\n")),
+      absl::StrAppend(&cases, "      <system-out>", EscapeHtml(absl::StrJoin(all, "\n")),
                       "</system-out>\n");
     }
     absl::StrAppend(&cases, "    </testcase>\n");

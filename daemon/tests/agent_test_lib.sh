@@ -30,3 +30,13 @@ cleanup() {
   if [ -n "${NTPROF_TEST_KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+
+# A 64 MiB loop device for the agent to record: sets $loop (/dev/loopN) and $dev (loopN), with the
+# block layer's I/O statistics on (it stamps requests only then). Exits 77 (skipped) when losetup
+# cannot make one.
+make_loop_device() {
+  truncate -s 64M "$work/disk.img"
+  loop=$(losetup --find --show "$work/disk.img" 2>/dev/null) || { echo "SKIPPED: losetup failed"; loop=""; exit 77; }
+  dev=${loop#/dev/}
+  echo 1 >"/sys/block/$dev/queue/iostats"
+}

@@ -20,10 +20,7 @@ command -v losetup >/dev/null || { echo "SKIPPED: no losetup"; exit 77; }
 work=$(mktemp -d /tmp/ntprofctl-run.XXXXXX)
 . "$(dirname "$0")/agent_test_lib.sh"
 
-truncate -s 64M "$work/disk.img"
-loop=$(losetup --find --show "$work/disk.img" 2>/dev/null) || { echo "SKIPPED: losetup failed"; loop=""; exit 77; }
-dev=${loop#/dev/}
-echo 1 >"/sys/block/$dev/queue/iostats"  # the block layer stamps requests only with iostats on
+make_loop_device
 
 csock="unix:$work/collector.sock"
 export NTPROF_COLLECTOR=$csock
