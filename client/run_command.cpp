@@ -89,7 +89,8 @@ int Start(v1::Collector::Stub& stub, const CollectorTarget& target, const RunArg
   if (why.empty()) return kOk;
   std::cerr << "ntprofctl run: session '" << args.session.name << "' not run: " << why
             << "; COMMAND was not started\n";
-  StopAndSettle(stub, target, args);
+  // A session every agent refused is stopped already.
+  if (info.state() == v1::SESSION_RUNNING) StopAndSettle(stub, target, args);
   return kFailed;
 }
 
