@@ -34,10 +34,15 @@ struct CollectorFlags {
   bool own_connection = false;
 };
 
-// Adds --collector, --tls-ca, --tls-cert, --tls-key, --insecure to a verb.
+// Adds --collector, --tls-ca, --tls-cert, --tls-key, --insecure to a verb. The same flags given
+// before the verb (AddGlobalCollectorFlags) fill the ones the verb's own command line leaves out.
 void AddCollectorFlags(CLI::App* cmd, CollectorFlags* flags);
 // The same without --collector (for a verb that talks to an agent).
 void AddTlsFlags(CLI::App* cmd, CollectorFlags* flags);
+// The program's own --collector, --tls-ca, --tls-cert, --tls-key, --insecure, so that they may
+// also come before the verb (`ntprofctl --collector c2:7420 start base -s 100`). Add the verbs'
+// flags to subcommands of this app.
+void AddGlobalCollectorFlags(CLI::App& app);
 
 // A report/compare argument that is not a recording on disk names a session on the collector.
 bool NamesSession(const std::string& arg);
