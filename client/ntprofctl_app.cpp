@@ -18,8 +18,8 @@ Offline (no server needed):
   ntprofctl compare BASE NEW        two runs side by side
 
 With a collector (ntprof-collector; address from --collector, $NTPROF_COLLECTOR,
-~/.config/ntprof/ntprofctl.conf or /etc/ntprof/ntprofctl.conf, default localhost:7420; --collector
-and the TLS flags go before or after the verb):
+~/.config/ntprof/ntprofctl.conf or /etc/ntprof/ntprofctl.conf, else the packaged collector's socket
+when it exists, else localhost:7420; --collector and the TLS flags go before or after the verb):
   ntprofctl start NAME -s N         start a session on the connected agents
   ntprofctl watch [NAME]            live per-second summaries of the cluster
   ntprofctl stop NAME               stop it

@@ -14,6 +14,8 @@
 
 namespace ntprof::cli {
 
+const char* const kPackagedCollectorSocket = NTPROF_COLLECTOR_SOCKET;
+
 namespace {
 
 // `key = value` lines; '#' starts a comment.
@@ -69,7 +71,8 @@ struct SharedOption {
 constexpr SharedOption kSharedOptions[] = {
     {"--collector",
      "Collector address (HOST:PORT or unix:PATH); default $NTPROF_COLLECTOR, the config file, "
-     "else localhost:7420",
+     "else the packaged collector's socket " NTPROF_COLLECTOR_SOCKET " when it exists, else "
+     "localhost:7420",
      &CollectorFlags::address},
     {"--tls-ca", "PEM CA that signed the server's certificate", &CollectorFlags::tls_ca},
     {"--tls-cert", "PEM client certificate (mutual TLS)", &CollectorFlags::tls_cert},
@@ -174,8 +177,14 @@ bool OpenCollector(const CollectorFlags& given, CollectorTarget* target, std::st
   configs.push_back("/etc/ntprof/ntprofctl.conf");
   std::string source = ResolveCollector(&flags, configs);
   if (flags.address.empty()) {
-    flags.address = kDefaultCollector;
-    source = "the default";
+    std::error_code ec;
+    if (std::filesystem::is_socket(kPackagedCollectorSocket, ec)) {
+      flags.address = absl::StrCat("unix:", kPackagedCollectorSocket);
+      source = "the default: the packaged collector's socket";
+    } else {
+      flags.address = kDefaultCollector;
+      source = "the default";
+    }
   }
   target->address = flags.address;
   target->source = source;
@@ -188,7 +197,12 @@ int RpcFailure(const std::string& verb, const CollectorTarget& target, const grp
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       std::cerr << "ntprofctl " << verb << ": cannot reach the collector at " << target.address
                 << " (from " << target.source << "): " << status.error_message()
-                << "; start ntprof-collector there or point --collector / NTPROF_COLLECTOR at it\n";
+                << (absl::StrContains(status.error_message(), "Permission denied")
+                        ? "; the socket's mode admits its owner and root only: run ntprofctl as "
+                          "root there, or dial a TCP listener of the collector"
+                        : "; start ntprof-collector there or point --collector / "
+                          "NTPROF_COLLECTOR at it")
+                << "\n";
       return kFailed;
     case grpc::StatusCode::INVALID_ARGUMENT:
     case grpc::StatusCode::NOT_FOUND:

@@ -136,7 +136,13 @@ Examples:
     return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
   for (size_t i = 0; i < options.listen.size(); ++i) {
-    spdlog::info("serving on {} (port {})", options.listen[i], server.ports()[i]);
+    // The port a TCP listener got (":0" picks one); gRPC says 1 for a unix socket, which has none.
+    const std::string& address = options.listen[i];
+    if (address.starts_with("unix:")) {
+      spdlog::info("serving on {}", address);
+    } else {
+      spdlog::info("serving on {} (port {})", address, server.ports()[i]);
+    }
   }
   if (!options.metrics_listen.empty()) {
     spdlog::info("metrics on {} (port {})", options.metrics_listen, server.metrics_port());
