@@ -140,9 +140,9 @@ grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
   }
   // In a ring, every interval carries the peers' groups too.
   if (CollectorPeers* peers = FleetPeers(context)) {
-    return new FleetWatchReactor(&registry_->watch(), peers, *request, registry_->Now());
+    return new FleetWatchReactor(context, &registry_->watch(), peers, *request, registry_->Now());
   }
-  return new WatchReactor(&registry_->watch(), *request, registry_->Now());
+  return new WatchReactor(context, &registry_->watch(), *request, registry_->Now());
 }
 
 grpc::ServerUnaryReactor* CollectorService::Report(grpc::CallbackServerContext* context,

@@ -561,6 +561,7 @@ void SessionRegistry::StopLocked(Session* session) {
   session->info.set_state(v1::SESSION_STOPPED);
   session->info.set_stop_wall_ns(static_cast<uint64_t>(Now()));
   ForEachJoin(*session, [](LiveJoin& join) { join.Flush(); });
+  metrics_->Add(Counter::kWatchUpdatesDropped, watch_.EndSession(session->info.name(), Now()));
   if (auto st = Persist(*session); !st.ok()) spdlog::error("{}", st.ToString());
   v1::CollectorMessage stop;
   stop.mutable_stop()->set_session(session->info.name());

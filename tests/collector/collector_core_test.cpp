@@ -489,6 +489,61 @@ TEST_CASE("watch_filters_by_host_target_and_group") {
   CHECK(update->groups(0).line().rfind("s write 4KiB nvme0n1: 1 sampled", 0) == 0);
 }
 
+TEST_CASE("watch_of_a_session_ends_with_it_after_its_last_partial_interval") {
+  WatchHub hub;
+  v1::WatchRequest of_s;
+  of_s.set_session("s");
+  int notified = 0;
+  auto watcher = hub.Subscribe(WatchFilter::From(of_s), [&] { ++notified; }, 0);
+  auto of_all = hub.Subscribe(WatchFilter{}, [] {}, 0);
+  const v1::Record host =
+      MakeRecord(v1::ROLE_HOST, CommandId{}, HostStamps(1000, 1, 2, 3, 4, 5), "nvme0n1");
+  auto sampled = [](const v1::WatchUpdate& u) { return u.groups_size() ? u.groups(0).sampled() : 0; };
+  for (int i = 0; i < 3; ++i) hub.Dispatch("s", 1, &host, nullptr);
+  hub.Tick(1'000'000'000);
+  for (int i = 0; i < 2; ++i) hub.Dispatch("s", 1, &host, nullptr);
+  CHECK(!watcher->ended());
+  hub.EndSession("other", 1'200'000'000);  // another session's end changes nothing here
+  CHECK(!watcher->ended());
+  hub.EndSession("s", 1'400'000'000);  // stopped 0.4 s into the second interval
+  CHECK(watcher->ended());
+  CHECK(notified == 2);
+  auto first = watcher->Next();
+  REQUIRE(first);
+  CHECK(sampled(*first) == 3);
+  auto last = watcher->Next();  // the partial interval up to the stop
+  REQUIRE(last);
+  CHECK(sampled(*last) == 2);
+  CHECK(last->interval_s() == Approx(0.4));
+  // Nothing follows, whatever comes in or ticks.
+  hub.Dispatch("s", 1, &host, nullptr);
+  hub.Tick(3'000'000'000);
+  CHECK(!watcher->Next());
+  CHECK(notified == 2);
+  CHECK(!of_all->ended());  // a watch of every session goes on
+  CHECK(of_all->Next().has_value());
+  CHECK(of_all->Next().has_value());
+}
+
+TEST_CASE("registry_stop_ends_the_watch_of_the_session_with_every_joined_command") {
+  Cluster c(20);
+  c.Start();
+  v1::WatchRequest request;
+  request.set_session("test");
+  auto watcher = c.registry->watch().Subscribe(WatchFilter::From(request), [] {}, c.now);
+  c.Feed(&c.host, c.host_file);
+  c.Feed(&c.target, c.target_file);
+  CHECK(!watcher->ended());
+  REQUIRE(c.registry->StopSession("test").ok());
+  CHECK(watcher->ended());
+  auto last = watcher->Next();  // the clock did not move: the stop's interval is the only one
+  REQUIRE(last);
+  REQUIRE(last->groups_size() == 1);
+  CHECK(last->groups(0).scope() == "joined");
+  CHECK(last->groups(0).sampled() == 20);
+  CHECK(!watcher->Next());
+}
+
 namespace {
 
 // Host-only reads of subsystem `nqn`: command i waits 100 us + i * step_ns on the wire.
