@@ -3,6 +3,7 @@
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -116,8 +117,15 @@ int RunStatus(const NameArgs& args) {
     v1::ListSessionsReply reply;
     const grpc::Status status = stub.ListSessions(UnaryContext().get(), {}, &reply);
     if (!status.ok()) return RpcFailure("status", target, status);
-    std::cout << "collector " << target.address << ": " << reply.agents_size()
-              << " agent(s) connected\n";
+    // In a ring every agent keeps one stream to each collector: count machines, list streams.
+    std::set<std::string> agents;
+    for (const auto& a : reply.agents()) agents.insert(a.hostname());
+    std::cout << "collector " << target.address << ": " << agents.size() << " agent(s) connected";
+    if (static_cast<size_t>(reply.agents_size()) != agents.size()) {
+      std::cout << " (" << reply.agents_size()
+                << " streams: each agent streams to every collector of the ring)";
+    }
+    std::cout << "\n";
     for (const auto& a : reply.agents()) {
       std::cout << absl::StrFormat("  %-24s %-6s from %s, acked seq %d, %d duplicates, %d lost\n",
                                    a.hostname(), RoleName(a.role()), a.peer(), a.acked_seq(),
@@ -197,7 +205,9 @@ unreachable, 2 no session of that name.)HELP");
   cmd = app.add_subcommand("status", "Connected agents and sessions");
   cmd->footer(R"HELP(
 Lists the agents connected to the collector (with their stream's acked sequence number, duplicates
-discarded and batches declared lost) and every session with its records per agent.
+discarded and batches declared lost) and every session with its records per agent. Asked of a
+collector of a ring, it covers the whole ring: the agents are counted once, and each of their
+streams (one per collector) is listed.
 
 Examples:
   ntprofctl status

@@ -213,4 +213,8 @@ n=$(ctl_at 2 status | grep -c 'acked seq')
 [ "$n" = $((agents * $([ "$scenario" = grow ] && echo 3 || echo 2))) ] ||
   fail "status at collector 2 lists $n agent streams"
 echo "ok:   status at collector 2 lists the $n agent streams of the whole ring"
+headline=$(ctl_at 2 status | head -1)
+[[ $headline == *": $agents agent(s) connected ($n streams"* ]] ||
+  fail "status at collector 2 does not count the $agents agents once: $headline"
+echo "ok:   status counts the $agents agents once: $headline"
 echo "all ring scenarios ($scenario) passed"
