@@ -299,6 +299,66 @@ TEST_CASE("registry_restart_keeps_sessions_and_what_it_acked") {
   CHECK(welcome->acked_seq() == 0);
 }
 
+TEST_CASE("session_report_says_the_collector_stopped_before_an_agents_file_was_closed") {
+  Cluster c(20);
+  c.Start();
+  c.Feed(&c.host, c.host_file);
+  std::vector<v1::AgentMessage> target = RecordingMessages(c.target_file);
+  target.pop_back();  // its SessionClosed had not come when the collector was killed
+  uint64_t seq = 1;
+  for (auto& m : target) {
+    m.set_seq(seq++);
+    REQUIRE(c.registry->Ingest(&c.target, m).ok());
+  }
+  c.Restart();  // killed: no file is closed; target1 sends nothing more for the session
+  REQUIRE(c.registry->StopSession("test").ok());
+  auto stored = c.registry->Stored("test");
+  REQUIRE(stored.ok());
+  auto report = SessionReport(*stored);
+  REQUIRE(report.ok());
+  CHECK(report->records.matched == 20);
+  CHECK_THAT(report->notes,
+             Catch::VectorContains(std::string(
+                 "target1-target.ntp: the collector stopped (killed, crashed or restarted) before "
+                 "this file was closed, and target1 sent nothing more for the session since; read "
+                 "up to its last batch")));
+  for (const std::string& note : report->notes) {
+    CHECK_THAT(note, !Catch::Contains("the agent stopped without closing it") &&
+                         !Catch::Contains("host1") && !Catch::Contains(c.dir.path().string()));
+  }
+}
+
+TEST_CASE("session_report_leaves_out_an_agent_whose_salt_differs_and_names_it") {
+  Cluster c(20);
+  FakeChannel other;
+  REQUIRE(c.registry->AttachAgent(&other, Hello("target2", v1::ROLE_TARGET), "test").ok());
+  const std::string other_file = c.dir.File("salt7-target.ntp");
+  WriteRun("", other_file, RunSpec{.commands = 20, .salt = 7}, Timing);
+  c.Start();
+  c.Feed(&c.host, c.host_file);
+  c.Feed(&c.target, c.target_file);
+  c.Feed(&other, other_file);
+  REQUIRE(c.registry->StopSession("test").ok());
+  auto stored = c.registry->Stored("test");
+  REQUIRE(stored.ok());
+  auto report = SessionReport(*stored);
+  REQUIRE(report.ok());  // the agents that fit are reported
+  auto files = RecordingSet::Open({c.host_file, c.target_file});
+  REQUIRE(files.ok());
+  auto file_report = files->BuildReport();
+  REQUIRE(file_report.ok());
+  CHECK(ToJson(*report)["groups"] == ToJson(*file_report)["groups"]);
+  CHECK(report->records.matched == 20);
+  CHECK(report->records.target == 20);
+  CHECK_THAT(report->notes, Catch::VectorContains(std::string(
+                                "target2-target.ntp: salt 7, not 42 (that of the 2 agent(s) it "
+                                "differs from): left out of this report, its commands cannot be "
+                                "joined with theirs")));
+  for (const std::string& note : report->notes) {
+    CHECK_THAT(note, !Catch::Contains("--salt") && !Catch::Contains(c.dir.path().string()));
+  }
+}
+
 TEST_CASE("messages_acked_for_no_session_stay_held_after_a_collector_restart") {
   Cluster c(20);  // no session started: everything the host sends fits no session
   const uint64_t acked = c.Feed(&c.host, c.host_file);
