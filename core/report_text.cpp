@@ -107,8 +107,18 @@ std::string GroupContext(const GroupReport& g, const Report& report) {
 }
 
 std::string ThroughputLine(const Throughput& t, RateSpan rates) {
-  return absl::StrFormat("throughput (all %ss on %s%s): %.0f IOPS, %s", t.direction, t.device,
-                         ThroughputSpanNote(t, rates), t.iops, Rate(t.bytes_per_s));
+  std::string line = absl::StrFormat("throughput (all %ss on %s%s): %s%.0f IOPS, %s", t.direction,
+                                     t.device, ThroughputSpanNote(t, rates),
+                                     t.estimated ? "~" : "", t.iops, Rate(t.bytes_per_s));
+  if (t.estimated) {
+    absl::StrAppend(&line, absl::StrFormat(
+                               ", estimated from %d sampled x 1 in %d: the block statistics "
+                               "counted %d (NVMe passthrough, such as io_uring_cmd on /dev/ngXnY, "
+                               "is not in them)",
+                               t.estimated->sampled, t.estimated->sample_rate,
+                               t.estimated->block_counted));
+  }
+  return line;
 }
 
 std::string LargestLine(const GroupReport& g) {
