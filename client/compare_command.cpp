@@ -63,7 +63,7 @@ int RunFleetCompare(const CompareArgs& args) {
   Report reports[2];
   int i = 0;
   for (const auto* s : {&base, &next}) {
-    auto report = FleetReport(args.fleet, **s);
+    auto report = FleetReport(args.fleet, **s, ReportExtras{.charts = !args.html.empty()});
     if (!report.ok()) {
       std::cerr << "ntprofctl compare: " << report.status().message() << "\n";
       return report.status().code() == absl::StatusCode::kUnavailable ? kFailed : kBadInput;
@@ -103,8 +103,9 @@ struct SessionCopy {
   }
 };
 
+// extras: the HTML page draws both runs' distributions.
 absl::StatusOr<Report> ReportOf(const std::string& arg, const CollectorFlags& collector,
-                                SessionCopy* copy, int* rpc_exit) {
+                                const ReportExtras& extras, SessionCopy* copy, int* rpc_exit) {
   if (NamesSession(arg)) {
     copy->dir = std::filesystem::temp_directory_path() /
                 ("ntprofctl-compare-" + std::to_string(::getpid()) + "-" + arg);
@@ -121,13 +122,13 @@ absl::StatusOr<Report> ReportOf(const std::string& arg, const CollectorFlags& co
       *rpc_exit = exit;
       return absl::UnavailableError("");  // already reported
     }
-    auto report = ReportOf(copy->dir.string(), {}, nullptr, rpc_exit);
+    auto report = ReportOf(copy->dir.string(), {}, extras, nullptr, rpc_exit);
     if (report.ok()) report->title = "session " + arg;
     return report;
   }
   auto files = ExpandRecordingArgs({arg});
   if (!files.ok()) return files.status();
-  auto set = RecordingSet::Open(*files);
+  auto set = RecordingSet::Open(*files, ReportOptions{.extras = extras});
   if (!set.ok()) return set.status();
   return set->BuildReport();
 }
@@ -141,13 +142,14 @@ int RunCompare(const CompareArgs& args) {
   if (NamesSession(args.base) && NamesSession(args.next)) return RunSessionCompare(args);
   SessionCopy base_copy, next_copy;
   int rpc_exit = kOk;
-  auto base = ReportOf(args.base, args.collector, &base_copy, &rpc_exit);
+  const ReportExtras extras{.charts = !args.html.empty()};
+  auto base = ReportOf(args.base, args.collector, extras, &base_copy, &rpc_exit);
   if (!base.ok()) {
     if (rpc_exit != kOk) return rpc_exit;
     std::cerr << "ntprofctl compare: " << base.status().message() << "\n";
     return kBadInput;
   }
-  auto next = ReportOf(args.next, args.collector, &next_copy, &rpc_exit);
+  auto next = ReportOf(args.next, args.collector, extras, &next_copy, &rpc_exit);
   if (!next.ok()) {
     if (rpc_exit != kOk) return rpc_exit;
     std::cerr << "ntprofctl compare: " << next.status().message() << "\n";

@@ -231,7 +231,9 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
   // A recording often starts before the workload and stops after it: rates over its I/O only.
   Report report = builder.Build(headers_.front().sample_rate(), span_ns, &stats, RateSpan::kIo);
   report.title = absl::StrJoin(paths_, ", ");
-  report.transport = transports.size() == 1 ? *transports.begin() : "mixed";
+  // What the records say (an SPDK or user-space recording's header names no transport of its
+  // own: its records do); the headers only when there was no record.
+  if (report.transport.empty()) report.transport = transports.size() == 1 ? *transports.begin() : "mixed";
   report.losses = losses;
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
   return report;

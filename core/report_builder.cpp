@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "transport_name.h"
 
 namespace ntprof {
 
@@ -87,8 +88,15 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record* clock_side = scope_ == Scope::kTargetOnly ? target : host;
   // Every command of the device ran, matched or not, complete or not: all count for its span.
   if (clock_side) {
-    direction_spans_[{clock_side->device(), Direction(OpName(clock_side->opcode()))}].Add(
-        *clock_side);
+    const std::pair<std::string, std::string> key{clock_side->device(),
+                                                  Direction(OpName(clock_side->opcode()))};
+    direction_spans_[key].Add(*clock_side);
+    SampledTotals& sampled = direction_sampled_[key];
+    ++sampled.commands;
+    sampled.bytes += clock_side->bytes();
+  }
+  for (const v1::Record* r : {host, target}) {
+    if (r) transports_.insert(TransportName(r->transport()));
   }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
   if (scope_ == Scope::kJoined) {
@@ -186,6 +194,25 @@ void AddNegativeNotes(const GroupReport& g, std::vector<std::string>* notes) {
 
 }  // namespace
 
+Throughput ReportBuilder::ThroughputOf(const DeviceTotals& counted, const std::string& device,
+                                      const std::string& direction, double seconds,
+                                      uint32_t sample_rate) const {
+  const bool write = direction == "write";
+  Throughput t{device, direction, (write ? counted.writes : counted.reads) / seconds,
+               (write ? counted.write_bytes : counted.read_bytes) / seconds, seconds, {}};
+  const auto sampled = direction_sampled_.find({device, direction});
+  const uint64_t block_counted = write ? counted.writes : counted.reads;
+  // Every sampled command is a command the device completed: fewer counted means the block
+  // statistics missed some (NVMe passthrough bypasses them), and 0 IOPS would be false.
+  if (sampled != direction_sampled_.end() && block_counted < sampled->second.commands &&
+      sample_rate > 0) {
+    t.iops = static_cast<double>(sampled->second.commands) * sample_rate / seconds;
+    t.bytes_per_s = static_cast<double>(sampled->second.bytes) * sample_rate / seconds;
+    t.estimated = Throughput::Estimate{sampled->second.commands, sample_rate, block_counted};
+  }
+  return t;
+}
+
 Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join,
                             RateSpan rates) const {
   Report report;
@@ -250,12 +277,8 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
       throughput_span_ns = spans == direction_spans_.end() ? 0 : spans->second.LongestNs();
     }
     if (auto d = devices_.find(g.device); d != devices_.end() && throughput_span_ns > 0) {
-      const bool write = direction == "write";
-      const double seconds = Seconds(throughput_span_ns);
-      gr.throughput = Throughput{g.device, direction,
-                                 (write ? d->second.writes : d->second.reads) / seconds,
-                                 (write ? d->second.write_bytes : d->second.read_bytes) / seconds,
-                                 seconds};
+      gr.throughput = ThroughputOf(d->second, g.device, direction, Seconds(throughput_span_ns),
+                                   sample_rate);
     }
     report.groups.push_back(std::move(gr));
   }
@@ -272,6 +295,8 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     t.target_only_at_edges = at_edges.target;
   }
   t.incomplete = incomplete_;
+  if (transports_.size() == 1) report.transport = *transports_.begin();
+  if (transports_.size() > 1) report.transport = "mixed";
   for (const GroupReport& g : report.groups) AddNegativeNotes(g, &report.notes);
   for (const auto& [stamp, n] : missing_stamps_) {
     report.notes.push_back(

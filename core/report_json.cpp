@@ -66,6 +66,11 @@ nlohmann::json GroupJson(const GroupReport& g) {
                        {"iops", g.throughput->iops},
                        {"bytes_per_s", g.throughput->bytes_per_s},
                        {"span_s", g.throughput->span_s}};
+    if (const auto& e = g.throughput->estimated) {
+      j["throughput"]["estimated_from"] = {{"sampled", e->sampled},
+                                           {"sample_rate", e->sample_rate},
+                                           {"block_counted", e->block_counted}};
+    }
   }
   return j;
 }

@@ -165,13 +165,15 @@ grpc::ServerUnaryReactor* CollectorService::Report(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* CollectorService::Compare(grpc::CallbackServerContext* context,
                                                     const v1::CompareRequest* request,
                                                     v1::RenderedOutput* reply) {
+  // The HTML page draws both runs' distributions.
+  const ReportExtras extras{.charts = request->format() == v1::OUTPUT_HTML};
   auto base_files = Gather(context, request->base_session());
   if (!base_files.ok()) return Done(context, base_files.status());
-  auto base = SessionReport(base_files->session);
+  auto base = SessionReport(base_files->session, extras);
   if (!base.ok()) return Done(context, base.status());
   auto next_files = Gather(context, request->new_session());
   if (!next_files.ok()) return Done(context, next_files.status());
-  auto next = SessionReport(next_files->session);
+  auto next = SessionReport(next_files->session, extras);
   if (!next.ok()) return Done(context, next.status());
   const Comparison comparison = ntprof::Compare(*base, *next);
   switch (request->format()) {

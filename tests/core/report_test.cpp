@@ -81,8 +81,8 @@ TEST_CASE("report_of_a_target_file_alone_shows_the_target_stages", "[report]") {
   WriteRun("", dir.File("target.ntp"), RunSpec{.commands = 100}, Tutorial);
   const std::string text = RenderText(ReportOf({dir.File("target.ntp")}));
   CHECK_THAT(text, Catch::Contains("read 4KiB nullb0  (target only"));
-  CHECK_THAT(text, Catch::Contains("storage                                   60.00"));
-  CHECK_THAT(text, Catch::Contains("in target (T0-T5)                         61.01"));
+  CHECK_THAT(text, Catch::Contains("storage                                      60.00"));
+  CHECK_THAT(text, Catch::Contains("in target (T0-T5)                            61.01"));
 }
 
 TEST_CASE("report_counts_host_records_whose_target_half_is_missing", "[report]") {
@@ -364,4 +364,141 @@ TEST_CASE("report_warns_when_a_component_is_negative", "[report]") {
   CHECK_THAT(text, Catch::Contains("have a negative capsule received to request init (T0-T1) (min "
                                    "-5.00 us): a component is never negative"));
   CHECK_THAT(text, !Catch::Contains("negative target driver"));
+}
+
+namespace {
+
+// nvmet-rdma as recorded by the target alone: a 4 KiB read whose data WRITE and response SEND
+// are posted at T4 and complete (the host's ACK back) 20 us later at T5, and a 128 KiB write whose
+// data the target pulls with an RDMA READ of 4 us between request init and backend submit.
+v1::Record RdmaTargetRecord(bool write, int i) {
+  CommandId id{.cid = static_cast<uint32_t>(i % 64), .slba = static_cast<uint64_t>(i) * 256};
+  auto ts = write ? TargetStamps(1'000'000 + i * 1'000'000ull, 100, 4'100, 10'000, 0, 100)
+                  : TargetStamps(1'000'000 + i * 1'000'000ull, 200, 300, 10'000, 0, 20'000);
+  if (write) {
+    id.opcode = 0x01;
+    id.nlb = 255;
+    id.bytes = 128 * 1024;
+    ts[NTPROF_T_XFER_POSTED] = ts[NTPROF_T1_REQ_INIT] + 50;
+    ts[NTPROF_T_XFER_DONE] = ts[NTPROF_T_XFER_POSTED] + 4'000;
+  } else {
+    ts[NTPROF_T_XFER_POSTED] = ts[NTPROF_T4_RESPOND];
+    ts[NTPROF_T_XFER_DONE] = ts[NTPROF_T5_REPLY_SENT];
+  }
+  v1::Record r = MakeRecord(v1::ROLE_TARGET, id, ts, "nullb0");
+  r.set_transport(v1::TRANSPORT_RDMA);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("golden_target_only_rdma_report_names_the_wait_for_the_hosts_ack", "[report]") {
+  ReportBuilder builder(Scope::kTargetOnly);
+  for (int i = 0; i < 10; ++i) {
+    for (bool write : {false, true}) {
+      const v1::Record r = RdmaTargetRecord(write, i);
+      builder.Add(nullptr, &r);
+    }
+  }
+  const Report report = builder.Build(1, 1'000'000'000, nullptr);
+  CHECK(report.transport == "rdma");
+  // Read: 30.5 us in the target = driver 0.5 + storage 10 + 20 waiting for the host's ACK (the
+  // WRITE+SEND completion), no data waited for. Write: 14.3 us = driver 0.3 + storage 10 + the
+  // 4 us RDMA READ of its data. Every number of a row in the header's columns, however long the
+  // label.
+  const std::string expected =
+      "read 4KiB nullb0  (target only, 10 sampled, 1.0 s)\n"
+      "  latency (us): mean 30.50  p50 30.50  p99 30.50  p99.9 30.50\n"
+      "  stage                                                mean us    share   avg QD\n"
+      "  target driver                                           0.50    1.6 %     0.00  ▌\n"
+      "  storage                                                10.00   32.8 %     0.00  █████████▉\n"
+      "  waiting on the network (data transfers)                 0.00    0.0 %     0.00  \n"
+      "  waiting for the host's ACK (RDMA send completion)      20.00   65.6 %     0.00  ███████████████████▋\n"
+      "  in target (T0-T5)                                      30.50  100.0 %     0.00  \n"
+      "  largest: waiting for the host's ACK (RDMA send completion) (20.00 us), 66 % of the latency\n"
+      "\n"
+      "write 128KiB nullb0  (target only, 10 sampled, 1.0 s)\n"
+      "  latency (us): mean 14.30  p50 14.30  p99 14.30  p99.9 14.30\n"
+      "  stage                                                mean us    share   avg QD\n"
+      "  target driver                                           0.30    2.1 %     0.00  ▋\n"
+      "  storage                                                10.00   69.9 %     0.00  █████████████████████\n"
+      "  waiting on the network (data transfers)                 4.00   28.0 %     0.00  ████████▍\n"
+      "  waiting for the host's ACK (RDMA send completion)       0.00    0.0 %     0.00  \n"
+      "  in target (T0-T5)                                      14.30  100.0 %     0.00  \n"
+      "  largest: storage (10.00 us), 70 % of the latency\n"
+      "\n"
+      "records: 0 host, no target recording\n";
+  CHECK(RenderText(report) == expected);
+}
+
+TEST_CASE("target_only_tcp_report_has_no_rdma_ack_wait_and_aligns_its_rows", "[report]") {
+  TempDir dir;
+  WriteRun("", dir.File("target.ntp"), RunSpec{.commands = 100}, Tutorial);
+  const std::string text = RenderText(ReportOf({dir.File("target.ntp")}));
+  CHECK_THAT(text, !Catch::Contains("ACK"));
+  // "waiting on the network (data transfers)" is 39 characters: the numbers of its row stand
+  // under the header's, as every other row's
+  CHECK_THAT(text, Catch::Contains("  stage                                      mean us    share   avg QD\n"));
+  CHECK_THAT(text, Catch::Contains("  waiting on the network (data transfers)       0.00    0.0 %     0.00  \n"));
+  CHECK_THAT(text, Catch::Contains("  storage                                      60.00   "));
+}
+
+TEST_CASE("detail_heads_its_component_columns_by_name", "[report]") {
+  TempDir dir;
+  WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), RunSpec{.commands = 100}, Tutorial);
+  const std::string text = RenderText(ReportOf({dir.File("host.ntp"), dir.File("target.ntp")}),
+                                      TextOptions{.detail = true});
+  // avg QD of each component, under "avg QD" (it was headed "L"); p50 and p99 after it.
+  CHECK_THAT(text, Catch::Contains("  component                                           n    mean us   avg QD     p50 us     p99 us\n"));
+  CHECK_THAT(text, Catch::Contains("    drive"));
+  CHECK_THAT(text, !Catch::Contains(" L "));
+}
+
+TEST_CASE("passthrough_commands_the_block_statistics_miss_get_an_estimate_not_0_iops", "[report]") {
+  // fio --ioengine=io_uring_cmd on /dev/ng0n1: 100 sampled reads 1 ms apart at 1 in 10, and the
+  // namespace's block statistics counted none of them.
+  ReportBuilder builder(Scope::kHostOnly);
+  for (int i = 0; i < 100; ++i) {
+    const v1::Record r = MakeRecord(v1::ROLE_HOST, {.cid = static_cast<uint32_t>(i % 64)},
+                                    HostStamps(1'000'000 + i * 1'000'000ull, 300, 800, 71'010, 470, 200),
+                                    "nvme0n1");
+    builder.Add(&r, nullptr);
+  }
+  v1::DeviceCounters counters;
+  counters.set_device("nvme0n1");
+  builder.AddCounters(counters);
+  const Report report = builder.Build(10, 10'000'000'000, nullptr, RateSpan::kIo);
+  REQUIRE(report.groups.size() == 1);
+  const auto& t = report.groups[0].throughput;
+  REQUIRE(t.has_value());
+  const double io_span_s = 0.099'072'780;  // first H0 to the last H5
+  CHECK(t->iops == Approx(100 * 10 / io_span_s));
+  CHECK(t->bytes_per_s == Approx(100 * 10 * 4096 / io_span_s));
+  REQUIRE(t->estimated.has_value());
+  CHECK(t->estimated->sampled == 100);
+  CHECK(t->estimated->block_counted == 0);
+  CHECK_THAT(RenderText(report),
+             Catch::Contains("throughput (all reads on nvme0n1, over the 0.1 s they had I/O): ~10094 "
+                             "IOPS, 39.4 MiB/s, estimated from 100 sampled x 1 in 10: the block "
+                             "statistics counted 0"));
+  CHECK(ToJson(report)["groups"][0]["throughput"]["estimated_from"]["sampled"] == 100);
+
+  // Counted by the block statistics (at least every sampled command): their count, no estimate.
+  counters.set_reads(1000);
+  counters.set_read_bytes(1000 * 4096);
+  builder.AddCounters(counters);
+  const Report counted = builder.Build(10, 10'000'000'000, nullptr, RateSpan::kIo);
+  CHECK_FALSE(counted.groups[0].throughput->estimated.has_value());
+  CHECK(counted.groups[0].throughput->iops == Approx(1000 / io_span_s));
+}
+
+TEST_CASE("the_reports_transport_is_the_one_its_records_name", "[report]") {
+  // An SPDK or user-space host recorded with --spdk-host LIB: the file's header says tcp (the
+  // default), the records NVMe/RDMA, as the target's. Not "mixed".
+  TempDir dir;
+  WriteRun(dir.File("host.ntp"), dir.File("target.ntp"),
+           RunSpec{.commands = 50, .record_transport = v1::TRANSPORT_RDMA}, Tutorial);
+  const Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
+  CHECK(report.records.matched == 50);
+  CHECK(report.transport == "rdma");
 }
