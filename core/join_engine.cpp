@@ -14,7 +14,7 @@ JoinEngine::JoinEngine(JoinOptions options, Sink sink)
 
 JoinEngine::Key JoinEngine::KeyOf(const v1::Record& r) {
   auto [it, inserted] = nqn_ids_.try_emplace(r.subsys_nqn(), static_cast<uint32_t>(nqn_ids_.size()));
-  return Key{it->second, r.cntlid(), r.qid(), r.cid()};
+  return Key{{it->second, r.cntlid(), r.qid()}, r.cid()};
 }
 
 void JoinEngine::Add(v1::Record record, int64_t arrival_ns) {
@@ -88,7 +88,7 @@ JoinEngine::PendingList::iterator JoinEngine::Older(PendingList::iterator host,
   // The queue's clocks say which half lies earlier; arrival (each machine's approximate wall
   // clock) only when they cannot.
   if (bounds) {
-    auto clock = clocks_.find(QueueKey{host->key.nqn_id, host->key.cntlid, host->key.qid});
+    auto clock = clocks_.find(host->key.queue);
     if (clock != clocks_.end() && clock->second.last) {
       switch (Place(*clock->second.last, *bounds)) {
         case Placement::kTargetLater: return host;
@@ -101,7 +101,7 @@ JoinEngine::PendingList::iterator JoinEngine::Older(PendingList::iterator host,
 }
 
 JoinEngine::QueueClock& JoinEngine::ClockOf(const Key& key) {
-  return clocks_[QueueKey{key.nqn_id, key.cntlid, key.qid}];
+  return clocks_[key.queue];
 }
 
 JoinEngine::PendingList::iterator JoinEngine::Judge(PendingList::iterator host,

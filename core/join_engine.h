@@ -86,17 +86,6 @@ class JoinEngine {
   size_t pending() const { return pending_.size(); }
 
  private:
-  struct Key {
-    uint32_t nqn_id;
-    uint32_t cntlid;
-    uint32_t qid;
-    uint32_t cid;
-    bool operator==(const Key&) const = default;
-    template <typename H>
-    friend H AbslHashValue(H h, const Key& k) {
-      return H::combine(std::move(h), k.nqn_id, k.cntlid, k.qid, k.cid);
-    }
-  };
   struct QueueKey {
     uint32_t nqn_id;
     uint32_t cntlid;
@@ -105,6 +94,15 @@ class JoinEngine {
     template <typename H>
     friend H AbslHashValue(H h, const QueueKey& k) {
       return H::combine(std::move(h), k.nqn_id, k.cntlid, k.qid);
+    }
+  };
+  struct Key {
+    QueueKey queue;
+    uint32_t cid;
+    bool operator==(const Key&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const Key& k) {
+      return H::combine(std::move(h), k.queue, k.cid);
     }
   };
   struct Pending {
