@@ -122,6 +122,9 @@ struct RecordTally {
   // Of those, the ones at the recording's edges (one side not recording yet or any more): no loss.
   uint64_t host_only_at_edges = 0;
   uint64_t target_only_at_edges = 0;
+  // Pairs of one key and identity whose times cannot be one command (their halves are counted
+  // unmatched): a half at an edge or after a loss met the other side's command of the same LBA.
+  uint64_t refused = 0;
   uint64_t incomplete = 0;  // a required stamp was missing
   double matched_percent() const { return host == 0 ? 0.0 : 100.0 * matched / host; }
 };

@@ -290,6 +290,7 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     t.matched = join->matched;
     t.host_only = join->host_only;
     t.target_only = join->target_only;
+    t.refused = join->refused;
     const SessionEdges::AtEdges at_edges = edges_.Count();
     t.host_only_at_edges = at_edges.host;
     t.target_only_at_edges = at_edges.target;

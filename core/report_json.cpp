@@ -130,6 +130,7 @@ nlohmann::json ToJson(const Report& report) {
             {"target_only", t.target_only},
             {"host_only_at_edges", t.host_only_at_edges},
             {"target_only_at_edges", t.target_only_at_edges},
+            {"refused", t.refused},
             {"incomplete", t.incomplete}}},
           {"losses", LossesJson(report.losses)},
           {"probe_runs_skipped", report.losses.nested_probe_miss()},

@@ -242,6 +242,11 @@ std::vector<std::string> RecordLines(const Report& report) {
                                     t.host_only_at_edges, t.target_only_at_edges));
     }
   }
+  if (t.refused > 0) {
+    absl::StrAppend(&records, absl::StrFormat("; %d pair(s) of one command id and LBA refused: "
+                                              "their times cannot be one command",
+                                              t.refused));
+  }
   if (t.incomplete > 0) absl::StrAppend(&records, absl::StrFormat("; %d incomplete", t.incomplete));
   lines.push_back(std::move(records));
   std::string more;

@@ -324,9 +324,10 @@ TEST_CASE("interval_summary_prints_one_line_per_group_and_starts_afresh", "[inte
   CHECK(IntervalSummary::Lines(summary.Take(1'000'000'000)).empty());
 }
 
-TEST_CASE("report_warns_loudly_when_a_stage_is_negative", "[report]") {
-  // The target took 80 us of storage where the host waited for 50 us of it: a target stamp in
-  // the wrong place. Network = host wait - target total comes out 30 us below the 10 us of wire.
+TEST_CASE("report_refuses_pairs_whose_target_outlasts_the_host_and_says_so", "[report]") {
+  // The target took 80 us of storage where the host waited for 50 us of it: the target's span is
+  // longer than the host's H2..H3, so the halves cannot be one command (a target stamp in the
+  // wrong place). The join refuses every pair rather than show a negative network.
   TempDir dir;
   auto storage_of = [](uint64_t storage) {
     return [storage](int) { return CommandTiming{300, 800, 470, 200, 10'000, 200, 300, storage, 210, 300}; };
@@ -334,20 +335,19 @@ TEST_CASE("report_warns_loudly_when_a_stage_is_negative", "[report]") {
   WriteRun(dir.File("host.ntp"), "", RunSpec{.commands = 40}, storage_of(50'000));
   WriteRun("", dir.File("target.ntp"), RunSpec{.commands = 40}, storage_of(80'000));
   const Report report = ReportOf({dir.File("host.ntp"), dir.File("target.ntp")});
-  REQUIRE(report.groups.size() == 1);
-  const auto network = std::find_if(report.groups[0].stages.begin(), report.groups[0].stages.end(),
-                                    [](const StageRow& r) { return r.stage == Stage::kNetwork; });
-  REQUIRE(network != report.groups[0].stages.end());
-  CHECK(network->dist.negative == 40);
-  const std::string text = RenderText(report);
-  CHECK_THAT(text, Catch::Contains("WARNING: 40 of 40 commands of \"read 4KiB nvme0n1\" have a "
-                                   "negative network (min -20.00 us)"));
+  CHECK(report.records.matched == 0);
+  CHECK(report.records.refused == 40);
+  CHECK(report.records.host_only == 40);
+  CHECK(report.records.target_only == 40);
+  CHECK_THAT(RenderText(report), Catch::Contains("40 pair(s) of one command id and LBA refused"));
 
-  // A run without misplaced stamps says nothing of the kind.
+  // A run whose stamps fit refuses nothing.
   TempDir good;
   WriteRun(good.File("host.ntp"), good.File("target.ntp"), RunSpec{.commands = 40}, storage_of(50'000));
-  CHECK_THAT(RenderText(ReportOf({good.File("host.ntp"), good.File("target.ntp")})),
-             !Catch::Contains("negative"));
+  const Report fine = ReportOf({good.File("host.ntp"), good.File("target.ntp")});
+  CHECK(fine.records.refused == 0);
+  CHECK(fine.records.matched == 40);
+  CHECK_THAT(RenderText(fine), !Catch::Contains("refused"));
 }
 
 TEST_CASE("report_warns_when_a_component_is_negative", "[report]") {
