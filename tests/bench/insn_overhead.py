@@ -303,10 +303,7 @@ def bound_arg(text):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("--transports", default="tcp,rdma")
-    ap.add_argument("--qd", default="1,16")
-    ap.add_argument("--rates", default="0,100,1")
-    ap.add_argument("--rounds", type=int, default=3)
+    ao.add_matrix_arguments(ap, rounds=3)
     ap.add_argument("--ios", type=int, default=2000, help="reads in each measured run")
     ap.add_argument("--warmup-ios", type=int, default=500,
                     help="unmeasured reads after each start (0: none)")
@@ -314,18 +311,12 @@ def main():
                     help="also split the added instructions by symbol (BPF programs, trampolines, "
                          "kernel functions, user space)")
     ap.add_argument("--top", type=int, default=8, help="kernel functions shown in the split")
-    ap.add_argument("--baseline-ntprofd", metavar="PATH",
-                    help="also run another build's agent, at --baseline-rate")
-    ap.add_argument("--baseline-rate", type=int, default=100)
-    ap.add_argument("--baseline-label", default="baseline")
     ap.add_argument("--max-added", type=bound_arg, nargs="*", default=[], metavar="ROLE=N",
                     help="fail (exit 1) when a role's added instructions per I/O exceed N")
     ap.add_argument("--json", help="also write every run's measurements here")
     ap.add_argument("--summarize", metavar="JSON", help="print the summary of an earlier --json")
     args = ap.parse_args()
-    args.transports = args.transports.split(",")
-    args.qd = [int(q) for q in args.qd.split(",")]
-    args.rates = [int(r) for r in args.rates.split(",")]
+    ao.parse_matrix(args)
     args.max_added = dict(args.max_added)
     args.floor = False  # agent_overhead's empty-program floor is a CPU-time tool; not run here
     if args.ios < 2:
