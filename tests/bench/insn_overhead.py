@@ -26,8 +26,10 @@ the kernel functions that differ most, user space), with agents minus without in
                    [--baseline-ntprofd PATH [--baseline-rate 100] [--baseline-label NAME]]
                    [--max-added ROLE=N ...]
 
---max-added host=1500 target=1500: exit 1 when, at any rate, a role's added instructions per I/O
-(the median) exceed N: the regression check (tests/bench/insn_overhead_check.sh).
+--max-added host=N target=N: exit 1 when, at any rate, a role's added instructions per I/O (the
+median) exceed N; --max-hooks host=N target=N (with --split): the same for the instructions in
+BPF programs, trampolines and BPF's run-time only, the steady part (the regression check,
+tests/bench/insn_overhead_check.sh).
 """
 import argparse
 import bisect
@@ -226,13 +228,28 @@ def split_rows(pairs, role):
     return rows
 
 
+HOOK_KINDS = ("BPF programs", "BPF trampolines", "BPF run-time in the kernel")
+
+
+def by_kind(rows):
+    kinds = {}
+    for n, v in rows.items():
+        kinds[kind(n)] = kinds.get(kind(n), 0.0) + v
+    return kinds
+
+
+def hooks_per_io(pairs, role):
+    """Added instructions per I/O in the hooks themselves: programs, trampolines and BPF's
+    run-time. Steadier than the whole (page zeroing elsewhere swings by thousands per I/O)."""
+    kinds = by_kind(split_rows(pairs, role))
+    return sum(kinds.get(k, 0.0) for k in HOOK_KINDS)
+
+
 def say_split(say, pairs, role, top):
     rows = split_rows(pairs, role)
     if not rows:
         return
-    kinds = {}
-    for n, v in rows.items():
-        kinds[kind(n)] = kinds.get(kind(n), 0.0) + v
+    kinds = by_kind(rows)
     say(f"    {role}: " + "; ".join(f"{k} {v:+.0f}" for k, v in
                                     sorted(kinds.items(), key=lambda kv: -abs(kv[1]))))
     progs = sorted(((program_name(n), v) for n, v in rows.items() if kind(n) == "BPF programs"),
@@ -283,19 +300,24 @@ def summarize(runs, args):
 
 
 def over_bound(runs, args):
-    """The (transport, qd, config, role, added) whose added instructions per I/O exceed the
-    --max-added bound of their role."""
+    """(transport, qd, config, role, what, added, bound) for each figure over its bound: the
+    added instructions per I/O (--max-added) or those in the hooks (--max-hooks)."""
     out = []
     for transport in args.transports:
         for qd in args.qd:
             sel = [r for r in runs if r["transport"] == transport and r["qd"] == qd]
             for config in ao.agent_configs(args):
                 pairs = paired(sel, config)
+                if not pairs:
+                    continue
                 for role, bound in args.max_added.items():
-                    if pairs:
-                        added = figures(pairs, role)[3][0]
-                        if added > bound:
-                            out.append((transport, qd, config, role, added, bound))
+                    added = figures(pairs, role)[3][0]
+                    if added > bound:
+                        out.append((transport, qd, config, role, "in all", added, bound))
+                for role, bound in args.max_hooks.items():
+                    added = hooks_per_io(pairs, role)
+                    if added > bound:
+                        out.append((transport, qd, config, role, "in the hooks", added, bound))
     return out
 
 
@@ -318,11 +340,17 @@ def main():
     ap.add_argument("--top", type=int, default=8, help="kernel functions shown in the split")
     ap.add_argument("--max-added", type=bound_arg, nargs="*", default=[], metavar="ROLE=N",
                     help="fail (exit 1) when a role's added instructions per I/O exceed N")
+    ap.add_argument("--max-hooks", type=bound_arg, nargs="*", default=[], metavar="ROLE=N",
+                    help="fail (exit 1) when a role's added instructions per I/O in BPF programs, "
+                         "trampolines and BPF's run-time exceed N (needs --split)")
     ap.add_argument("--json", help="also write every run's measurements here")
     ap.add_argument("--summarize", metavar="JSON", help="print the summary of an earlier --json")
     args = ap.parse_args()
     ao.parse_matrix(args)
     args.max_added = dict(args.max_added)
+    args.max_hooks = dict(args.max_hooks)
+    if args.max_hooks and not args.split and not args.summarize:
+        ap.error("--max-hooks needs --split")
     args.floor = False  # agent_overhead's empty-program floor is a CPU-time tool; not run here
     if args.ios < 2:
         ap.error("--ios must be at least 2")
@@ -333,9 +361,9 @@ def main():
         runs = run_all(args)
     print(summarize(runs, args))
     failed = over_bound(runs, args)
-    for transport, qd, config, role, added, bound in failed:
+    for transport, qd, config, role, what, added, bound in failed:
         print(f"FAIL: NVMe/{transport.upper()} QD{qd} {ao.config_name(config)}: the {role} runs "
-              f"{added:+.0f} instructions per I/O with agents, more than the bound {bound}",
+              f"{added:+.0f} instructions per I/O {what} with agents, more than the bound {bound}",
               file=sys.stderr)
     sys.exit(1 if failed else 0)
 
