@@ -3,7 +3,7 @@
 # instruction counting (NVMe/TCP), runs the short form of insn_overhead.py (QD1, 1 in 100, one
 # round, --split) and fails when the agents add more guest instructions per I/O in their hooks
 # (BPF programs, trampolines, BPF's run-time) to the host or the target than the bounds below.
-# That part of the count repeats within a few instructions from run to run (docs/overhead.md);
+# That part of the count repeats within a few percent from run to run (docs/overhead.md);
 # the whole added count does not yet (page zeroing elsewhere swings by thousands per I/O), so it
 # is printed, not bounded. Takes the bed down again. Not in CI: it takes ~6 minutes
 # (docs/overhead.md, "Not in CI").
