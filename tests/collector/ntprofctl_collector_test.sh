@@ -142,7 +142,9 @@ expect_status 1 "collector not reachable" "$ctl" status --collector "unix:$work/
 grep -q "cannot reach the collector at unix:$work/none.sock" "$work/err" || fail "unreachable: message"
 expect_status 1 "agent not reachable" "$ctl" probe "unix:$work/none.sock"
 for verb in start stop status watch report compare export probe; do
-  "$ctl" "$verb" --help | grep -q "Examples:" || fail "$verb --help has no examples"
+  # Into a file first: grep -q would close the pipe at its match and fail the writer under pipefail.
+  "$ctl" "$verb" --help >"$work/help" || fail "$verb --help: exit $?"
+  grep -q "Examples:" "$work/help" || fail "$verb --help has no examples"
 done
 
 [ "$failures" = 0 ] && echo "all ntprofctl collector checks passed"
