@@ -61,7 +61,7 @@ void ReportBuilder::Keep(const v1::Record* host, const v1::Record* target,
   const auto clock = clocks_.find(clock_side.agent());
   std::optional<int64_t> wall;
   if (start != 0 && clock != clocks_.end()) wall = start + clock->second;
-  const Stage total = StagesOf(scope_).back();
+  const Stage total = StagesOf(g->scope).back();
   if (extras_.charts && start != 0) g->timeline.Add(wall.value_or(start), breakdown, total);
   const std::optional<int64_t> latency = breakdown.stage(total);
   if (!latency || !slowest_.WouldKeep(*latency)) return;
@@ -91,14 +91,16 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
         *clock_side);
   }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
-  if (scope_ == Scope::kJoined) {
+  // A local block device's command is complete with its host record: no leftover of the join.
+  const bool local = scope == Scope::kHostOnly && host->transport() == v1::TRANSPORT_LOCAL;
+  if (scope_ == Scope::kJoined && !local) {
     if (scope == Scope::kJoined) {
       edges_.AddMatched(*host, *target);
     } else {
       edges_.AddLeftover(host ? *host : *target);
     }
   }
-  if (scope != scope_) return;  // a leftover of a joined report: the join counts it
+  if (scope != scope_ && !local) return;  // a leftover of a joined report: the join counts it
   IncompleteRecord why;
   auto breakdown = BreakDown(host, target, &why);
   if (!breakdown) {
@@ -109,6 +111,7 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record& identity = host ? *host : *target;
   Group& g = groups_[{OpName(identity.opcode()), identity.bytes(), identity.device()}];
   if (g.op.empty()) {
+    g.scope = scope;
     g.op = OpName(identity.opcode());
     g.bytes = identity.bytes();
     g.device = identity.device();
@@ -192,7 +195,6 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
   report.sample_rate = sample_rate;
   report.span_s = Seconds(span_ns);
   report.rates = rates;
-  const Stage total = StagesOf(scope_).back();
   report.slowest_asked = extras_.slowest;
   report.slowest = slowest_.Sorted();
   // Every group's timeline counts from the report's first command, so they line up.
@@ -205,11 +207,12 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
   }
 
   for (const auto& [key, g] : groups_) {
+    const Stage total = StagesOf(g.scope).back();
     GroupReport gr;
     gr.op = g.op;
     gr.bytes = g.bytes;
     gr.device = g.device;
-    gr.scope = scope_;
+    gr.scope = g.scope;
     gr.name = GroupName(g.op, g.bytes, g.device);
     if (!g.timeline.empty()) {
       gr.timeline_bin_s = Seconds(g.timeline.width_ns());
@@ -221,7 +224,7 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     const int64_t qd_span_ns = rates == RateSpan::kIo ? g.io_span.LongestNs() : span_ns;
     gr.avg_qd_span_s = Seconds(qd_span_ns);
     double largest_mean = -1;
-    for (Stage s : StagesOf(scope_)) {
+    for (Stage s : StagesOf(g.scope)) {
       const LatencyHistogram& h = g.stages[static_cast<size_t>(s)];
       if (h.count() == 0) continue;
       StageRow row{s, std::string(StageLabel(s, g.host_stack, g.target_stack)), Summarize(h),
