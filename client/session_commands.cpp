@@ -9,6 +9,7 @@
 #include "agent_answers.h"
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "list_option.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "session_lookup.h"
 #include "whole_number.h"
@@ -150,8 +151,10 @@ Examples:
   ntprofctl start base -s 100
   ntprofctl start slow-drive -s 10 --hosts web1,web2 --targets array1 -d 60
 
-Then waits (--wait) for every agent to answer: it records, or it refuses (already recording
-another session, a required hook missing). A refused session records on the other agents; when
+An agent records several sessions at once (each with its own rate and filters, beside the
+collector's standing session): it samples at the finest rate and gives each session its share.
+Then waits (--wait) for every agent to answer: it records, or it refuses (a required hook missing,
+a session with its own --salt beside others). A refused session records on the other agents; when
 all refused, it is stopped. `ntprofctl status NAME` shows each agent's answer.
 
 Exit status: 0 started (agents that did not answer within --wait are named on stderr),
@@ -168,20 +171,8 @@ already used, or an agent that is not connected (the message lists the connected
   cmd->add_option("--hosts", start->hosts, "Host agents (hostnames); default all")->delimiter(',');
   cmd->add_option("--targets", start->targets, "Target agents (hostnames); default all")
       ->delimiter(',');
-  cmd->add_option_function<std::vector<std::string>>(
-         "--subsystems",
-         [settings](const std::vector<std::string>& v) {
-           for (const auto& nqn : v) settings->add_subsystems(nqn);
-         },
-         "Only these subsystem NQNs")
-      ->delimiter(',');
-  cmd->add_option_function<std::vector<std::string>>(
-         "--devices",
-         [settings](const std::vector<std::string>& v) {
-           for (const auto& device : v) settings->add_devices(device);
-         },
-         "Only these block devices")
-      ->delimiter(',');
+  AddListOption(cmd, "--subsystems", settings->mutable_subsystems(), "Only these subsystem NQNs");
+  AddListOption(cmd, "--devices", settings->mutable_devices(), "Only these block devices");
   cmd->add_option_function<uint32_t>(
          "-d,--duration", [settings](uint32_t s) { settings->set_duration_s(s); },
          "Stop after SECONDS (default: at `stop`)")

@@ -12,6 +12,7 @@
 #include "collector_server.h"
 #include "schema.h"
 #include "spdlog/spdlog.h"
+#include "list_option.h"
 #include "stop_signals.h"
 #include "whole_number.h"
 
@@ -129,20 +130,10 @@ Examples:
          [standing](uint32_t n) { standing->set_sample_rate(n); },
          "The standing session samples one command in N (default 1000)")
       ->check(ntprof::cli::WholeNumber<uint32_t>(1, 1u << 30));
-  app.add_option_function<std::vector<std::string>>(
-         "--standing-subsystems",
-         [standing](const std::vector<std::string>& v) {
-           for (const auto& nqn : v) standing->add_subsystems(nqn);
-         },
-         "The standing session records only these subsystem NQNs")
-      ->delimiter(',');
-  app.add_option_function<std::vector<std::string>>(
-         "--standing-devices",
-         [standing](const std::vector<std::string>& v) {
-           for (const auto& device : v) standing->add_devices(device);
-         },
-         "The standing session records only these block devices")
-      ->delimiter(',');
+  ntprof::cli::AddListOption(&app, "--standing-subsystems", standing->mutable_subsystems(),
+                             "The standing session records only these subsystem NQNs");
+  ntprof::cli::AddListOption(&app, "--standing-devices", standing->mutable_devices(),
+                             "The standing session records only these block devices");
   app.add_option("--fleet-salt", options.fleet_salt,
                  "The sampling salt of every session (default: chosen once, kept in --data-dir; "
                  "give every collector of a ring the same)")
