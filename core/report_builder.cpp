@@ -35,14 +35,7 @@ namespace {
 // The device counters count reads and writes; every other opcode is counted as a read.
 std::string Direction(const std::string& op) { return op == "write" ? "write" : "read"; }
 
-// When a command started on its machine's clock: its earliest stamp (0 = none).
-int64_t StartOf(const v1::Record& r) {
-  uint64_t first = 0;
-  for (uint64_t s : r.stamps()) {
-    if (s != 0 && (first == 0 || s < first)) first = s;
-  }
-  return static_cast<int64_t>(first);
-}
+int64_t StartOf(const v1::Record& r) { return static_cast<int64_t>(EarliestStamp(r)); }
 
 std::string GroupName(const std::string& op, uint32_t bytes, const std::string& device) {
   return absl::StrCat(op, " ", SizeName(bytes), " ", device.empty() ? "?" : device);

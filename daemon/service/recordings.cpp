@@ -233,12 +233,12 @@ bool Recordings::Join(const std::shared_ptr<Shared>& shared, std::shared_ptr<Rec
   std::lock_guard lock(shared->mu);
   if (shared->attached && shared->fan_out.stop()) return false;  // ending
   r->owner = shared;
-  if (shared->attached) return OpenLocked(*shared, r);
+  if (shared->attached) return OpenLocked(*shared, r, true);
   shared->waiting.push_back(r);
   return true;
 }
 
-bool Recordings::OpenLocked(Shared& shared, std::shared_ptr<Recording> r) {
+bool Recordings::OpenLocked(Shared& shared, std::shared_ptr<Recording> r, bool recording_now) {
   const v1::RecordingSettings& s = r->settings;
   const uint64_t start_mono = ClockNs(CLOCK_MONOTONIC);
   const uint64_t end_mono =
@@ -270,7 +270,10 @@ bool Recordings::OpenLocked(Shared& shared, std::shared_ptr<Recording> r) {
     Finish(r, std::move(result), reason.empty() && owner->own_reason ? owner->own_reason() : reason);
     UpdateRate(*owner);
   };
-  if (!shared.fan_out.Join(s, r->sink.get(), end_mono, finished, opened)) return false;
+  // Joining a recorder that already samples: only commands that start from now on, as a lone
+  // session would have; the recorder's first sessions take everything it sampled.
+  const uint64_t keep_from = recording_now ? start_mono : 0;
+  if (!shared.fan_out.Join(s, r->sink.get(), keep_from, end_mono, finished, opened)) return false;
   spdlog::info("session {}: recording {}/{}, 1 in {}, salt {}", s.session(), RoleName(config_.role),
                TransportName(config_.transport), s.sample_rate(), s.salt());
   if (shared.set_rate) {
@@ -340,7 +343,7 @@ void Recordings::RunSharedWith(std::shared_ptr<Shared> shared,
       shared->set_rate = [rec](uint32_t rate) { return rec->SetSampleRate(rate); };
     }
     shared->own_reason = [rec] { return rec->stop_reason(); };
-    for (auto& r : shared->waiting) OpenLocked(*shared, r);
+    for (auto& r : shared->waiting) OpenLocked(*shared, r, false);
     shared->waiting.clear();
   }
   absl::Status st = rec->Run(shared->fan_out, shared->fan_out.stop());

@@ -87,7 +87,8 @@ class Recordings {
   // ending (its last session left).
   bool Join(const std::shared_ptr<Shared>& shared, std::shared_ptr<Recording> r);
   // Under shared.mu, the recorder attached: the session's header, SessionOpened, its share.
-  bool OpenLocked(Shared& shared, std::shared_ptr<Recording> r);
+  // recording_now: the recorder already records for other sessions.
+  bool OpenLocked(Shared& shared, std::shared_ptr<Recording> r, bool recording_now);
   void Fail(std::shared_ptr<Recording> r, const absl::Status& error);
   void Finish(std::shared_ptr<Recording> r, absl::StatusOr<v1::FileTrailer> result,
               const std::string& reason);

@@ -6,11 +6,12 @@
 #include "loss_counters.h"
 #include "monotonic_clock.h"
 #include "recording_settings.h"
+#include "stage_model.h"
 
 namespace ntprof::agent {
 
 bool SessionFanOut::Join(const v1::RecordingSettings& settings, BatchSink* sink,
-                         uint64_t end_mono_ns, Finished finished,
+                         uint64_t start_mono_ns, uint64_t end_mono_ns, Finished finished,
                          const std::function<void()>& opened) {
   std::lock_guard lock(mu_);
   if (closed_) return false;
@@ -19,6 +20,7 @@ bool SessionFanOut::Join(const v1::RecordingSettings& settings, BatchSink* sink,
   m.settings = settings;
   m.sink = sink;
   m.end_mono_ns = end_mono_ns;
+  m.start_mono_ns = start_mono_ns;
   m.losses_at_join = last_losses_;
   m.finished = std::move(finished);
   UpdateStopLocked();
@@ -27,7 +29,10 @@ bool SessionFanOut::Join(const v1::RecordingSettings& settings, BatchSink* sink,
 
 void SessionFanOut::Leave(const std::string& session) {
   std::lock_guard lock(mu_);
-  if (auto it = members_.find(session); it != members_.end()) it->second.leaving = true;
+  if (auto it = members_.find(session); it != members_.end()) {
+    it->second.leaving = true;
+    it->second.left_mono_ns = std::min(it->second.left_mono_ns, ClockNs(CLOCK_MONOTONIC));
+  }
   UpdateStopLocked();
 }
 
@@ -57,6 +62,8 @@ v1::RecordBatch SessionFanOut::ShareOf(const Member& m, const v1::RecordBatch& b
   v1::RecordBatch share;
   share.set_seq(batch.seq());
   for (const v1::Record& r : batch.records()) {
+    const uint64_t start = EarliestStamp(r);
+    if (start < m.start_mono_ns || start >= m.left_mono_ns) continue;
     if (SessionKeeps(m.settings, r)) *share.add_records() = r;
   }
   const auto& devices = m.settings.devices();
@@ -75,9 +82,12 @@ absl::Status SessionFanOut::WriteBatch(const v1::RecordBatch& batch) {
     const uint64_t now = ClockNs(CLOCK_MONOTONIC);
     for (auto it = members_.begin(); it != members_.end();) {
       Member& m = it->second;
-      absl::Status st = m.sink->WriteOwnedBatch(ShareOf(m, batch));
       const bool by_duration = m.end_mono_ns != 0 && now >= m.end_mono_ns;
-      if (by_duration) m.leaving = true;
+      if (by_duration) {
+        m.leaving = true;
+        m.left_mono_ns = std::min(m.left_mono_ns, m.end_mono_ns);
+      }
+      absl::Status st = m.sink->WriteOwnedBatch(ShareOf(m, batch));
       // The last session to leave stays for the recorder's drained end (Finalize).
       if (st.ok() && !(m.leaving && members_.size() > 1)) {
         ++it;

@@ -27,10 +27,12 @@ class SessionFanOut : public BatchSink {
   // The session takes its share from the next batch on; it ends at end_mono_ns (0: when asked).
   // False once the last session left (the recorder is ending): a new one needs a new recorder.
   // opened runs once it is admitted, before any batch can reach its sink (SessionOpened first).
-  bool Join(const v1::RecordingSettings& settings, BatchSink* sink, uint64_t end_mono_ns,
-            Finished finished, const std::function<void()>& opened);
-  // The session ends with its share of the next batch. The last one to leave ends the recording
-  // (stop() is set), so that its end drains the commands in flight as a lone session's does.
+  // It keeps the commands that start from start_mono_ns on (0: every one the recorder sampled).
+  bool Join(const v1::RecordingSettings& settings, BatchSink* sink, uint64_t start_mono_ns,
+            uint64_t end_mono_ns, Finished finished, const std::function<void()>& opened);
+  // The session ends with its share of the next batch: the commands that started before now. The
+  // last one to leave ends the recording (stop() is set), so that its end drains the commands in
+  // flight as a lone session's does.
   void Leave(const std::string& session);
   bool Has(const std::string& session) const;
   // The finest rate of the sessions (0 when none).
@@ -50,6 +52,10 @@ class SessionFanOut : public BatchSink {
     v1::RecordingSettings settings;
     BatchSink* sink = nullptr;
     uint64_t end_mono_ns = 0;
+    // Its commands started in [start, left) of the monotonic clock, as a lone session's would:
+    // none sampled before it joined (at a coarser rate), none after it was asked to stop.
+    uint64_t start_mono_ns = 0;
+    uint64_t left_mono_ns = UINT64_MAX;
     bool leaving = false;
     v1::LossCounters losses_at_join;  // the recorder's, cumulative: a session counts its own
     Finished finished;

@@ -11,7 +11,9 @@
 #   4. a spool too small for an outage drops its oldest batches and declares them ("spool full");
 #   5. the socket is mode 0660 (group ntprof when it exists) and a second agent is refused;
 #      Agent.Status tells the link, the spool and the losses;
-#   6. a new collector (data directory lost): the agent declares what the old one had acked.
+#   6. a new collector (data directory lost): the agent declares what the old one had acked;
+#   7. the collector's standing session: every setting intact through a collector kill -9 and an
+#      agent kill -9, recording after each, followed by `ntprofctl watch` with no name.
 # Needs root, BPF with BTF and losetup: exits 77 (skipped) otherwise.
 #   ntprofd_serve_test.sh NTPROFD NTPROF_COLLECTOR NTPROFCTL AGENT_STATUS_QUERY NTP_COMMANDS
 set -uo pipefail
@@ -32,9 +34,9 @@ csock="unix:$work/collector.sock"
 asock="$work/run/ntprofd.sock"
 export NTPROF_COLLECTOR=$csock
 
-start_collector() {
+start_collector() {  # extra flags...
   "$collector" --listen "$csock" --data-dir "$work/data" --metrics-listen "" --log-level debug \
-      >>"$work/collector.log" 2>&1 &
+      "$@" >>"$work/collector.log" 2>&1 &
   collector_pid=$!
   for _ in $(seq 50); do "$ctl" status >/dev/null 2>&1 && return; sleep 0.1; done
   fail "collector did not come up"
@@ -154,6 +156,8 @@ do_io 12000 6000 0
 sleep 0.3
 fine_done=$(( $(ios) - fine_before ))
 "$ctl" stop fine >/dev/null || fail "stop fine"
+# The agent keeps, for fine, the commands that started before it got the stop.
+wait_for 10 "the agent to stop fine" grep -q "session fine: stopped" "$agent_log"
 do_io 2000 0 12000   # coarse alone again
 sleep 0.3
 coarse_done=$(( $(ios) - coarse_before ))
@@ -293,6 +297,43 @@ wait_for 20 "the agent to reconnect" connected
 counted_session five " (new collector)" 300 200 14000
 "$ctl" status | grep -q "agent1 .*acked seq [1-9]" || fail "new collector: acks do not move: $("$ctl" status | head -3)"
 grep -q "acked before: declaring them" "$agent_log" || fail "new collector: the agent declared nothing"
+
+# ---- 7. the standing session --------------------------------------------------------------------
+standing=(--standing-session fleet --standing-sample-rate 7 --standing-devices "$dev")
+standing_line() { "$ctl" status fleet | grep "^session fleet:"; }
+standing_records() { "$ctl" status fleet | sed -n 's/^ *agent1 .* \([0-9]*\) records in .*/\1/p'; }
+more_than() { [ "$(standing_records)" -gt "$1" ]; }
+records_grow() {  # records before: the standing session records the I/O done now
+  do_io 700 0 15000
+  wait_for 10 "the standing session to store new records" more_than "$1"
+}
+kill -9 "$collector_pid"; wait "$collector_pid" 2>/dev/null
+start_collector "${standing[@]}"
+wait_for 20 "the agent to reconnect" connected
+wait_for 20 "the standing session to record" recording fleet || exit 1
+first=$(standing_line)
+echo "standing: $first"
+echo "$first" | grep -q "^session fleet: running, 1 in 7, salt [0-9]*, devices $dev (the standing session)$" ||
+  fail "standing session: $first"
+records_grow 0
+do_io 700 0 15000 &
+pids+=($!)
+"$ctl" watch --count 3 >"$work/watch-standing.txt" 2>&1 || fail "watch with no name: $(cat "$work/watch-standing.txt")"
+grep -q "fleet.*$dev\|$dev.*sampled" "$work/watch-standing.txt" ||
+  fail "watch with no name does not follow the standing session: $(cat "$work/watch-standing.txt")"
+"$ctl" stop fleet >/dev/null 2>"$work/stop-fleet.err" && fail "stop of the standing session succeeded"
+kill -9 "$collector_pid"; wait "$collector_pid" 2>/dev/null
+start_collector "${standing[@]}"
+wait_for 20 "the agent to reconnect after the collector's kill -9" connected
+[ "$(standing_line)" = "$first" ] || fail "standing session after a collector kill -9: $(standing_line)"
+records_grow "$(standing_records)"
+kill -9 "$agent_pid"; wait "$agent_pid" 2>/dev/null
+start_agent "$work/agent-standing.log"
+wait_for 20 "the restarted agent to connect" connected
+wait_for 20 "the restarted agent to record the standing session" recording fleet
+[ "$(standing_line)" = "$first" ] || fail "standing session after an agent kill -9: $(standing_line)"
+records_grow "$(standing_records)"
+echo "standing: kept through a collector kill -9 and an agent kill -9, $(standing_records) records"
 
 # ---- a clean stop ----------------------------------------------------------------------------------
 kill -TERM "$agent_pid"; wait "$agent_pid"

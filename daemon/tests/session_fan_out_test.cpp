@@ -71,8 +71,8 @@ TEST_CASE("two_sessions_get_what_each_would_have_recorded_alone") {
     REQUIRE(t.ok());
     ++ended;
   };
-  REQUIRE(fan_out.Join(Settings("fine", 10, salt), &fine, 0, count_end, [] {}));
-  REQUIRE(fan_out.Join(coarse_settings, &coarse, 0, count_end, [] {}));
+  REQUIRE(fan_out.Join(Settings("fine", 10, salt), &fine, 0, 0, count_end, [] {}));
+  REQUIRE(fan_out.Join(coarse_settings, &coarse, 0, 0, count_end, [] {}));
   CHECK(fan_out.FinestRate() == 10);
 
   std::mt19937_64 rng(3);
@@ -95,6 +95,7 @@ TEST_CASE("two_sessions_get_what_each_would_have_recorded_alone") {
       r->set_nlb(7);
       r->set_cid(cid);
       r->set_subsys_nqn(nqn);
+      r->add_stamps(1'000'000 + static_cast<uint64_t>(i));  // started while both were in
     }
     REQUIRE(fan_out.WriteBatch(batch).ok());
   }
@@ -117,18 +118,18 @@ TEST_CASE("two_sessions_get_what_each_would_have_recorded_alone") {
   CHECK(coarse.finalized);
   CHECK(ended == 2);
   // Once ended, a new session needs a new recorder.
-  CHECK_FALSE(fan_out.Join(Settings("late", 10, salt), &fine, 0, count_end, [] {}));
+  CHECK_FALSE(fan_out.Join(Settings("late", 10, salt), &fine, 0, 0, count_end, [] {}));
 }
 
 TEST_CASE("a_session_that_joins_later_counts_losses_from_its_own_start") {
   SessionFanOut fan_out;
   KeptBatches first, second;
   auto ignore = [](absl::StatusOr<v1::FileTrailer>, const std::string&) {};
-  REQUIRE(fan_out.Join(Settings("first", 10, 1), &first, 0, ignore, [] {}));
+  REQUIRE(fan_out.Join(Settings("first", 10, 1), &first, 0, 0, ignore, [] {}));
   v1::RecordBatch batch;
   batch.mutable_losses()->set_ring_buffer_full(7);
   REQUIRE(fan_out.WriteBatch(batch).ok());
-  REQUIRE(fan_out.Join(Settings("second", 10, 1), &second, 0, ignore, [] {}));
+  REQUIRE(fan_out.Join(Settings("second", 10, 1), &second, 0, 0, ignore, [] {}));
   batch.mutable_losses()->set_ring_buffer_full(10);
   REQUIRE(fan_out.WriteBatch(batch).ok());
   CHECK(first.batches.back().losses().ring_buffer_full() == 10);
@@ -139,10 +140,10 @@ TEST_CASE("a_session_with_a_duration_ends_on_its_own_while_the_other_goes_on") {
   SessionFanOut fan_out;
   KeptBatches brief, standing;
   std::string reason;
-  REQUIRE(fan_out.Join(Settings("brief", 10, 1), &brief, /*end_mono_ns=*/1,
+  REQUIRE(fan_out.Join(Settings("brief", 10, 1), &brief, 0, /*end_mono_ns=*/1,
                        [&](absl::StatusOr<v1::FileTrailer>, const std::string& why) { reason = why; },
                        [] {}));
-  REQUIRE(fan_out.Join(Settings("standing", 1000, 1), &standing, 0,
+  REQUIRE(fan_out.Join(Settings("standing", 1000, 1), &standing, 0, 0,
                        [](absl::StatusOr<v1::FileTrailer>, const std::string&) {}, [] {}));
   REQUIRE(fan_out.WriteBatch(v1::RecordBatch()).ok());
   CHECK(brief.finalized);
@@ -150,4 +151,29 @@ TEST_CASE("a_session_with_a_duration_ends_on_its_own_while_the_other_goes_on") {
   CHECK_FALSE(standing.finalized);
   CHECK_FALSE(fan_out.stop().load());
   CHECK(fan_out.FinestRate() == 1000);
+}
+
+TEST_CASE("a_session_keeps_only_the_commands_that_started_while_it_was_in") {
+  SessionFanOut fan_out;
+  KeptBatches early, late;
+  auto ignore = [](absl::StatusOr<v1::FileTrailer>, const std::string&) {};
+  auto record_at = [](uint64_t start) {
+    v1::Record r;
+    r.add_stamps(start);
+    return r;
+  };
+  REQUIRE(fan_out.Join(Settings("early", 1, 1), &early, 0, 0, ignore, [] {}));
+  // late joins at t = 1000: a command that started before is not its (it was sampled for early).
+  REQUIRE(fan_out.Join(Settings("late", 1, 1), &late, 1000, 0, ignore, [] {}));
+  fan_out.Leave("early");  // now: a command that starts after this is not early's
+  v1::RecordBatch batch;
+  *batch.add_records() = record_at(500);
+  *batch.add_records() = record_at(UINT64_MAX / 2);  // far in the future
+  REQUIRE(fan_out.WriteBatch(batch).ok());
+  REQUIRE(early.batches.size() == 1);
+  REQUIRE(early.batches[0].records_size() == 1);
+  CHECK(early.batches[0].records(0).stamps(0) == 500);
+  REQUIRE(late.batches.size() == 1);
+  REQUIRE(late.batches[0].records_size() == 1);
+  CHECK(late.batches[0].records(0).stamps(0) == UINT64_MAX / 2);
 }

@@ -103,7 +103,7 @@ std::optional<double> SplitDrain(const std::vector<ntprof_record>& records,
     ntprof::v1::RecordingSettings settings;
     settings.set_session("s" + std::to_string(i));
     settings.set_sample_rate(1);
-    fan_out.Join(settings, sinks.back().get(), 0,
+    fan_out.Join(settings, sinks.back().get(), 0, 0,
                  [](absl::StatusOr<ntprof::v1::FileTrailer>, const std::string&) {}, [] {});
   }
   size_t missing = 0;
