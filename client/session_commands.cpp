@@ -10,6 +10,7 @@
 #include "agent_answers.h"
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "list_option.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "session_lookup.h"
 #include "whole_number.h"
@@ -20,10 +21,8 @@ namespace {
 struct StartArgs {
   CollectorFlags collector;
   std::string name;
-  uint32_t sample_rate = 0;
-  std::vector<std::string> hosts, targets, subsystems, devices;
-  uint32_t duration_s = 0;
-  uint64_t salt = 0;
+  std::vector<std::string> hosts, targets;
+  v1::RecordingSettings settings;  // sent as given: the collector checks and stores it
   uint32_t wait_s = 10;  // for the agents' answers: attaching the BPF programs takes a moment
 };
 
@@ -37,10 +36,15 @@ const char* RoleName(v1::Role role) {
 }
 
 void PrintSession(const v1::SessionInfo& s) {
+  const v1::RecordingSettings& settings = s.settings();
   std::cout << absl::StrFormat("session %s: %s, 1 in %d, salt %d", s.name(),
                                s.state() == v1::SESSION_RUNNING ? "running" : "stopped",
-                               s.sample_rate(), s.salt());
-  if (s.duration_s() != 0) std::cout << ", " << s.duration_s() << " s";
+                               settings.sample_rate(), settings.salt());
+  if (settings.duration_s() != 0) std::cout << ", " << settings.duration_s() << " s";
+  if (!settings.subsystems().empty())
+    std::cout << ", subsystems " << absl::StrJoin(settings.subsystems(), ",");
+  if (!settings.devices().empty()) std::cout << ", devices " << absl::StrJoin(settings.devices(), ",");
+  if (s.standing()) std::cout << " (the standing session)";
   std::cout << "\n";
   for (const auto& a : s.agents()) {
     std::cout << absl::StrFormat("  %-24s %-6s %-12s ", a.hostname(), RoleName(a.role()),
@@ -60,13 +64,9 @@ int RunStart(const StartArgs& args) {
   return WithCollector<v1::Collector>("start", args.collector, [&](auto& stub, auto& target) {
     v1::StartSessionRequest request;
     request.set_name(args.name);
-    request.set_sample_rate(args.sample_rate);
-    request.set_salt(args.salt);
-    request.set_duration_s(args.duration_s);
+    *request.mutable_settings() = args.settings;
     for (const auto& h : args.hosts) request.add_hosts(h);
     for (const auto& t : args.targets) request.add_targets(t);
-    for (const auto& s : args.subsystems) request.add_subsystems(s);
-    for (const auto& d : args.devices) request.add_devices(d);
     v1::SessionInfo info;
     const grpc::Status status = stub.StartSession(UnaryContext().get(), request, &info);
     if (!status.ok()) return RpcFailure("start", target, status);
@@ -159,25 +159,35 @@ Examples:
   ntprofctl start base -s 100
   ntprofctl start slow-drive -s 10 --hosts web1,web2 --targets array1 -d 60
 
-Then waits (--wait) for every agent to answer: it records, or it refuses (already recording
-another session, a required hook missing). A refused session records on the other agents; when
+An agent records several sessions at once (each with its own rate and filters, beside the
+collector's standing session): it samples at the finest rate and gives each session its share.
+Then waits (--wait) for every agent to answer: it records, or it refuses (a required hook missing,
+a session with its own --salt beside others). A refused session records on the other agents; when
 all refused, it is stopped. `ntprofctl status NAME` shows each agent's answer.
 
 Exit status: 0 started (agents that did not answer within --wait are named on stderr),
 1 collector unreachable, or an agent refused (the message names each and why), 2 bad name, a name
 already used, or an agent that is not connected (the message lists the connected ones).)HELP");
   cmd->add_option("name", start->name, "Session name: letters, digits, . _ -")->required();
-  cmd->add_option("-s,--sample", start->sample_rate, "Sample one command in N")
+  v1::RecordingSettings* settings = &start->settings;
+  // --sample-rate as in `ntprofd record`; --sample is kept for the scripts that use it.
+  cmd->add_option_function<uint32_t>(
+         "-s,--sample-rate,--sample", [settings](uint32_t n) { settings->set_sample_rate(n); },
+         "Sample one command in N")
       ->required()
       ->check(WholeNumber<uint32_t>(1, 1u << 30));
   cmd->add_option("--hosts", start->hosts, "Host agents (hostnames); default all")->delimiter(',');
   cmd->add_option("--targets", start->targets, "Target agents (hostnames); default all")
       ->delimiter(',');
-  cmd->add_option("--subsystems", start->subsystems, "Only these subsystem NQNs")->delimiter(',');
-  cmd->add_option("--devices", start->devices, "Only these block devices")->delimiter(',');
-  cmd->add_option("-d,--duration", start->duration_s, "Stop after SECONDS (default: at `stop`)")
+  AddListOption(cmd, "--subsystems", settings->mutable_subsystems(), "Only these subsystem NQNs");
+  AddListOption(cmd, "--devices", settings->mutable_devices(), "Only these block devices");
+  cmd->add_option_function<uint32_t>(
+         "-d,--duration", [settings](uint32_t s) { settings->set_duration_s(s); },
+         "Stop after SECONDS (default: at `stop`)")
       ->check(WholeNumber<uint32_t>());
-  cmd->add_option("--salt", start->salt, "Sampling salt (default: chosen by the collector)")
+  cmd->add_option_function<uint64_t>(
+         "--salt", [settings](uint64_t salt) { settings->set_salt(salt); },
+         "Sampling salt (default: the fleet's, which lets sessions share an agent)")
       ->check(WholeNumber<uint64_t>());
   cmd->add_option("--wait", start->wait_s, "Wait SECONDS for every agent to answer (0: do not)")
       ->check(WholeNumber<uint32_t>(0, 3600))

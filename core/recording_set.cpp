@@ -169,7 +169,8 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
     if (record.agent().empty()) record.set_agent(c.reader->header().hostname());
     c.last_mono = std::max(c.last_mono, LastStamp(record));
     const int64_t arrival = c.ArrivalOf(record);
-    if (scope == Scope::kJoined) {
+    // A local block device's command has no target half to wait for: it is complete alone.
+    if (scope == Scope::kJoined && record.transport() != v1::TRANSPORT_LOCAL) {
       join.Add(std::move(record), arrival);
       join.Expire(arrival);
     } else {

@@ -36,14 +36,7 @@ namespace {
 // The device counters count reads and writes; every other opcode is counted as a read.
 std::string Direction(const std::string& op) { return op == "write" ? "write" : "read"; }
 
-// When a command started on its machine's clock: its earliest stamp (0 = none).
-int64_t StartOf(const v1::Record& r) {
-  uint64_t first = 0;
-  for (uint64_t s : r.stamps()) {
-    if (s != 0 && (first == 0 || s < first)) first = s;
-  }
-  return static_cast<int64_t>(first);
-}
+int64_t StartOf(const v1::Record& r) { return static_cast<int64_t>(EarliestStamp(r)); }
 
 std::string GroupName(const std::string& op, uint32_t bytes, const std::string& device) {
   return absl::StrCat(op, " ", SizeName(bytes), " ", device.empty() ? "?" : device);
@@ -62,7 +55,7 @@ void ReportBuilder::Keep(const v1::Record* host, const v1::Record* target,
   const auto clock = clocks_.find(clock_side.agent());
   std::optional<int64_t> wall;
   if (start != 0 && clock != clocks_.end()) wall = start + clock->second;
-  const Stage total = StagesOf(scope_).back();
+  const Stage total = StagesOf(g->scope).back();
   if (extras_.charts && start != 0) g->timeline.Add(wall.value_or(start), breakdown, total);
   const std::optional<int64_t> latency = breakdown.stage(total);
   if (!latency || !slowest_.WouldKeep(*latency)) return;
@@ -99,14 +92,16 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
     if (r) transports_.insert(TransportName(r->transport()));
   }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
-  if (scope_ == Scope::kJoined) {
+  // A local block device's command is complete with its host record: no leftover of the join.
+  const bool local = scope == Scope::kHostOnly && host->transport() == v1::TRANSPORT_LOCAL;
+  if (scope_ == Scope::kJoined && !local) {
     if (scope == Scope::kJoined) {
       edges_.AddMatched(*host, *target);
     } else {
       edges_.AddLeftover(host ? *host : *target);
     }
   }
-  if (scope != scope_) return;  // a leftover of a joined report: the join counts it
+  if (scope != scope_ && !local) return;  // a leftover of a joined report: the join counts it
   IncompleteRecord why;
   auto breakdown = BreakDown(host, target, &why);
   if (!breakdown) {
@@ -117,6 +112,7 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record& identity = host ? *host : *target;
   Group& g = groups_[{OpName(identity.opcode()), identity.bytes(), identity.device()}];
   if (g.op.empty()) {
+    g.scope = scope;
     g.op = OpName(identity.opcode());
     g.bytes = identity.bytes();
     g.device = identity.device();
@@ -219,7 +215,6 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
   report.sample_rate = sample_rate;
   report.span_s = Seconds(span_ns);
   report.rates = rates;
-  const Stage total = StagesOf(scope_).back();
   report.slowest_asked = extras_.slowest;
   report.slowest = slowest_.Sorted();
   // Every group's timeline counts from the report's first command, so they line up.
@@ -232,11 +227,12 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
   }
 
   for (const auto& [key, g] : groups_) {
+    const Stage total = StagesOf(g.scope).back();
     GroupReport gr;
     gr.op = g.op;
     gr.bytes = g.bytes;
     gr.device = g.device;
-    gr.scope = scope_;
+    gr.scope = g.scope;
     gr.name = GroupName(g.op, g.bytes, g.device);
     if (!g.timeline.empty()) {
       gr.timeline_bin_s = Seconds(g.timeline.width_ns());
@@ -248,7 +244,7 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     const int64_t qd_span_ns = rates == RateSpan::kIo ? g.io_span.LongestNs() : span_ns;
     gr.avg_qd_span_s = Seconds(qd_span_ns);
     double largest_mean = -1;
-    for (Stage s : StagesOf(scope_)) {
+    for (Stage s : StagesOf(g.scope)) {
       const LatencyHistogram& h = g.stages[static_cast<size_t>(s)];
       if (h.count() == 0) continue;
       StageRow row{s, std::string(StageLabel(s, g.host_stack, g.target_stack)), Summarize(h),

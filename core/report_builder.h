@@ -49,6 +49,9 @@ class ReportBuilder {
 
  private:
   struct Group {
+    // The report's, or host-only for a local device's commands in a joined report (they have no
+    // target side, and are complete without one).
+    Scope scope = Scope::kJoined;
     std::string op;
     uint32_t bytes = 0;
     std::string device;

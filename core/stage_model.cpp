@@ -313,4 +313,12 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
   return b;
 }
 
+uint64_t EarliestStamp(const v1::Record& record) {
+  uint64_t first = 0;
+  for (uint64_t s : record.stamps()) {
+    if (s != 0 && (first == 0 || s < first)) first = s;
+  }
+  return first;
+}
+
 }  // namespace ntprof

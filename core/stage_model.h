@@ -89,4 +89,7 @@ const std::vector<Stage>& StagesOf(Scope scope);
 std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Record* target,
                                           IncompleteRecord* why = nullptr);
 
+// When a command started on its machine's clock: its earliest stamp (0 = none).
+uint64_t EarliestStamp(const v1::Record& record);
+
 }  // namespace ntprof

@@ -97,7 +97,7 @@ grpc::ServerUnaryReactor* CollectorService::StartSession(grpc::CallbackServerCon
   // Here first (the salt is chosen), then every peer with the same salt: an agent records one
   // recording whichever collector's start reaches it first.
   v1::StartSessionRequest forwarded = *request;
-  forwarded.set_salt(started->salt());
+  forwarded.mutable_settings()->set_salt(started->settings().salt());
   const std::vector<std::string> errors = peers->StartSession(forwarded);
   *reply = FleetInfo(registry_, peers, request->name()).value_or(*started);
   for (const std::string& e : errors) reply->add_notes(e);
@@ -133,7 +133,11 @@ grpc::ServerUnaryReactor* CollectorService::ListSessions(grpc::CallbackServerCon
 }
 
 grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
-    grpc::CallbackServerContext* context, const v1::WatchRequest* request) {
+    grpc::CallbackServerContext* context, const v1::WatchRequest* asked) {
+  // No name: the standing session when the collector has one (else every running session).
+  v1::WatchRequest named = *asked;
+  if (named.session().empty()) named.set_session(registry_->standing_session());
+  const v1::WatchRequest* request = &named;
   // Without this a mistyped name would be watched forever, printing empty intervals.
   if (absl::Status st = registry_->Watchable(request->session()); !st.ok()) {
     return new RefusedStream<v1::WatchUpdate>(common::ToGrpc(st));

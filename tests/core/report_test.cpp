@@ -502,3 +502,48 @@ TEST_CASE("the_reports_transport_is_the_one_its_records_name", "[report]") {
   CHECK(report.records.matched == 50);
   CHECK(report.transport == "rdma");
 }
+
+// Issue 41 item 10: a session that selected targets and a host with a local block device. The
+// local commands are complete with their host record: their own group (host only), not leftovers
+// of the join.
+TEST_CASE("a_joined_report_keeps_a_local_devices_commands_as_their_own_group", "[report]") {
+  TempDir dir;
+  const RunSpec spec{.commands = 100};
+  WriteRun(dir.File("host.ntp"), dir.File("target.ntp"), spec, Tutorial);
+  v1::FileHeader header = Header(spec, v1::ROLE_HOST);
+  header.set_hostname("laptop");
+  header.set_transport(v1::TRANSPORT_LOCAL);
+  auto writer = NtpWriter::Create(dir.File("laptop.ntp"), header);
+  REQUIRE(writer.ok());
+  v1::RecordBatch batch;
+  for (int i = 0; i < 5; ++i) {
+    std::vector<uint64_t> stamps(NTPROF_HOST_STAMPS, 0);
+    const uint64_t h0 = spec.host_mono_start + 5'000 + static_cast<uint64_t>(i) * 1'000'000;
+    stamps[NTPROF_H0_BLOCK_START] = h0;
+    stamps[NTPROF_H1_DRIVER_SUBMIT] = h0 + 500;
+    stamps[NTPROF_H5_BLOCK_DONE] = h0 + 30'500;
+    v1::Record r = MakeRecord(v1::ROLE_HOST, CommandId{.nqn = "", .slba = 8u * i}, stamps, "loop0");
+    r.set_transport(v1::TRANSPORT_LOCAL);
+    *batch.add_records() = r;
+  }
+  REQUIRE((*writer)->WriteBatch(batch).ok());
+  v1::FileTrailer trailer;
+  trailer.set_end_wall_ns(spec.wall_start_ns + spec.span_ns);
+  trailer.set_end_mono_ns(spec.host_mono_start + spec.span_ns);
+  REQUIRE((*writer)->Finalize(trailer).ok());
+
+  const Report report =
+      ReportOf({dir.File("host.ntp"), dir.File("target.ntp"), dir.File("laptop.ntp")});
+  CHECK(report.records.matched == 100);
+  CHECK(report.records.host_only == 0);
+  const GroupReport* local = nullptr;
+  for (const auto& g : report.groups) {
+    if (g.device == "loop0") local = &g;
+  }
+  REQUIRE(local != nullptr);
+  CHECK(local->scope == Scope::kHostOnly);
+  CHECK(local->latency.n == 5);
+  CHECK(local->latency.mean_ns == Approx(30'500));
+  const std::string text = RenderText(report);
+  CHECK_THAT(text, Catch::Contains("read 4KiB loop0"));
+}
