@@ -24,8 +24,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- session config, set by the agent before load (rodata) ---- */
-const volatile __u32 sample_rate = 0; /* N: one command in N; 0 = none */
-const volatile __u64 salt = 0;
+const volatile __u64 salt = 0; /* the fleet's: every session on this agent shares it */
 
 /* ---- maps shared by every object ---- */
 struct {
@@ -178,11 +177,13 @@ static __always_inline void ntprof_emit(const struct ntprof_record *rec)
 		ntprof_lose(NTPROF_LOSS_RINGBUF_FULL);
 }
 
-/* Whether a new command may be sampled (0 or 1): the agent turns it on once every hook is attached
- * and off before it detaches any, so no command is sampled while only some of its hooks would see
- * it (at the start a stamp missing; at the stop one left over from an earlier command, such as the
- * last capsule read's time taken as T0). A map rather than a global: the agent writes it after
- * load with one update, and the verifier inlines the lookup. */
+/* The rate new commands are sampled at, N (one in N), or 0 = none: the agent sets it once every
+ * hook is attached and 0 before it detaches any, so no command is sampled while only some of its
+ * hooks would see it (at the start a stamp missing; at the stop one left over from an earlier
+ * command, such as the last capsule read's time taken as T0). With several sessions on the agent
+ * it is the finest of their rates, changed as they come and go (the sets nest, ntprof_sampler.h).
+ * A map rather than a global: the agent writes it after load with one update, and the verifier
+ * inlines the lookup. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
@@ -190,18 +191,13 @@ struct {
 	__type(value, __u32);
 } sampling_switch SEC(".maps");
 
-static __always_inline bool ntprof_sampling_on(void)
-{
-	__u32 zero = 0;
-	__u32 *on = bpf_map_lookup_elem(&sampling_switch, &zero);
-
-	return on && *on;
-}
-
 static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slba, __u32 nlb,
 					      __u16 cid)
 {
-	return ntprof_sampling_on() && ntprof_sampled(opcode, nsid, slba, nlb, cid, salt, sample_rate);
+	__u32 zero = 0;
+	__u32 *rate = bpf_map_lookup_elem(&sampling_switch, &zero);
+
+	return rate && ntprof_sampled(opcode, nsid, slba, nlb, cid, salt, *rate);
 }
 
 /* The block device a request is for: the partition/whole-disk bdev the bio was aimed at. */

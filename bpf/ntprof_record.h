@@ -31,6 +31,7 @@ enum ntprof_role {
 enum ntprof_stack {
 	NTPROF_STACK_KERNEL = 0,
 	NTPROF_STACK_SPDK = 1,
+	NTPROF_STACK_USERSPACE = 2, /* any other user-space stack, through libntprof_probe.so */
 };
 
 /* Host stamps: index into ntprof_record.stamps when role == HOST. */

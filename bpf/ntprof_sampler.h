@@ -57,7 +57,35 @@ NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_command_hash(NTPROF_SAMPLER_U8 o
 	return h;
 }
 
-/* 1 when the command is one of the sampled ones: hash % N == 0. N == 0 samples nothing. */
+/*
+ * The largest hash sampled at one in N: hash <= 2^64/N - 1, i.e. the lowest 1/N of the hash space.
+ * Thresholds, not residues, so that the sets nest: with one salt, a command sampled at 1 in 1000 is
+ * also sampled at 1 in 10 (its hash is below both thresholds). Several sessions on one agent thus
+ * sample at the finest rate asked and each keeps the subset its own rate picks (docs/design.md,
+ * "Sampling"). N == 0 has no threshold (nothing is sampled; callers check it).
+ */
+NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_sample_threshold(NTPROF_SAMPLER_U32 n)
+{
+	return n <= 1 ? ~(NTPROF_SAMPLER_U64)0 : ~(NTPROF_SAMPLER_U64)0 / n;
+}
+
+/* 1 when the hash is sampled at one in N. */
+NTPROF_SAMPLER_INLINE int ntprof_hash_sampled(NTPROF_SAMPLER_U64 hash, NTPROF_SAMPLER_U32 n)
+{
+	NTPROF_SAMPLER_U64 threshold;
+
+	if (n == 0)
+		return 0;
+	threshold = ntprof_sample_threshold(n);
+#if defined(__bpf__)
+	/* Keeps the division: clang folds hash <= MAX / n into an overflow check of hash * n, a
+	 * 128-bit multiply (__multi3) BPF does not have. */
+	asm volatile("" : "+r"(threshold));
+#endif
+	return hash <= threshold;
+}
+
+/* 1 when the command is one of the sampled ones at one in N. N == 0 samples nothing. */
 NTPROF_SAMPLER_INLINE int ntprof_sampled(NTPROF_SAMPLER_U8 opcode, NTPROF_SAMPLER_U32 nsid,
 					 NTPROF_SAMPLER_U64 slba, NTPROF_SAMPLER_U32 nlb,
 					 NTPROF_SAMPLER_U16 cid, NTPROF_SAMPLER_U64 salt,
@@ -67,7 +95,7 @@ NTPROF_SAMPLER_INLINE int ntprof_sampled(NTPROF_SAMPLER_U8 opcode, NTPROF_SAMPLE
 		return 0;
 	if (n == 1)
 		return 1;
-	return ntprof_command_hash(opcode, nsid, slba, nlb, cid, salt) % n == 0;
+	return ntprof_hash_sampled(ntprof_command_hash(opcode, nsid, slba, nlb, cid, salt), n);
 }
 
 #endif /* NTPROF_SAMPLER_H */

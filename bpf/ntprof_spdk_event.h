@@ -19,6 +19,10 @@ enum ntprof_spdk_probe_kind {
 	NTPROF_SPDK_NVME_TCP = 3,
 	NTPROF_SPDK_NVME_RDMA = 4,
 };
+/* Or'ed into the cookie of sites in libntprof_probe.so: a user-space stack other than SPDK (a
+ * Python initiator, ...) fired the probe, and reports must not name its driver "SPDK". */
+#define NTPROF_SPDK_KIND_PROBE_LIBRARY 0x100u
+#define NTPROF_SPDK_KIND_MASK 0xffu
 
 enum ntprof_spdk_event_flags {
 	NTPROF_SPDK_EV_REQ_UNREADABLE = 1u << 0, /* the stamp area could not be read */
@@ -30,7 +34,7 @@ struct ntprof_spdk_event {
 	NTPROF_PROBE_U64 probe_mono_ns; /* bpf_ktime_get_ns() at the probe (CLOCK_MONOTONIC) */
 	NTPROF_PROBE_U64 slba;
 	NTPROF_PROBE_U32 pid;         /* process (thread group) id */
-	NTPROF_PROBE_U32 kind;        /* enum ntprof_spdk_probe_kind */
+	NTPROF_PROBE_U32 kind;        /* enum ntprof_spdk_probe_kind | NTPROF_SPDK_KIND_PROBE_LIBRARY */
 	NTPROF_PROBE_U32 nsid;
 	NTPROF_PROBE_U32 nlb;
 	NTPROF_PROBE_U32 bytes;

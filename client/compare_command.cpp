@@ -65,7 +65,7 @@ int RunFleetCompare(const CompareArgs& args) {
   Report reports[2];
   int i = 0;
   for (const auto* s : {&base, &next}) {
-    auto report = FleetReport(args.fleet, **s);
+    auto report = FleetReport(args.fleet, **s, ReportExtras{.charts = !args.html.empty()});
     if (!report.ok()) {
       std::cerr << "ntprofctl compare: " << report.status().message() << "\n";
       return report.status().code() == absl::StatusCode::kUnavailable ? kFailed : kBadInput;
@@ -113,7 +113,9 @@ int RunCompare(const CompareArgs& args) {
   if (NamesSession(args.base) && NamesSession(args.next) && !args.gate.active()) {
     return RunSessionCompare(args);
   }
-  const ReportOptions options = args.gate.active() ? WithGateSamples({}) : ReportOptions{};
+  // The HTML page draws both runs' distributions; the gate resamples per-command values.
+  ReportOptions options{.extras = {.charts = !args.html.empty()}};
+  if (args.gate.active()) options = WithGateSamples(options);
   SessionCopy copies[2];
   Report reports[2];
   int i = 0;

@@ -210,7 +210,7 @@ otherwise (1 a bound crossed, 2 a bound could not be decided); 1 the session cou
 2 bad flags or an unreadable baseline.)HELP") +
               kGateHelp);
   cmd->add_option("name", args->session.name, "Session name: letters, digits, . _ -")->required();
-  args->session.sample_rate = 1;
+  args->session.settings.set_sample_rate(1);
   AddSessionStartFlags(cmd, &args->session, false);
   AddOutputFlag(cmd, &args->format);
   AddHtmlFlag(cmd, &args->html);

@@ -3,12 +3,14 @@
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent_answers.h"
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "list_option.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "session_lookup.h"
 #include "session_start.h"
@@ -31,10 +33,15 @@ const char* RoleName(v1::Role role) {
 }
 
 void PrintSession(const v1::SessionInfo& s) {
+  const v1::RecordingSettings& settings = s.settings();
   std::cout << absl::StrFormat("session %s: %s, 1 in %d, salt %d", s.name(),
                                s.state() == v1::SESSION_RUNNING ? "running" : "stopped",
-                               s.sample_rate(), s.salt());
-  if (s.duration_s() != 0) std::cout << ", " << s.duration_s() << " s";
+                               settings.sample_rate(), settings.salt());
+  if (settings.duration_s() != 0) std::cout << ", " << settings.duration_s() << " s";
+  if (!settings.subsystems().empty())
+    std::cout << ", subsystems " << absl::StrJoin(settings.subsystems(), ",");
+  if (!settings.devices().empty()) std::cout << ", devices " << absl::StrJoin(settings.devices(), ",");
+  if (s.standing()) std::cout << " (the standing session)";
   std::cout << "\n";
   for (const auto& a : s.agents()) {
     std::cout << absl::StrFormat("  %-24s %-6s %-12s ", a.hostname(), RoleName(a.role()),
@@ -94,8 +101,15 @@ int RunStatus(const NameArgs& args) {
     v1::ListSessionsReply reply;
     const grpc::Status status = stub.ListSessions(UnaryContext().get(), {}, &reply);
     if (!status.ok()) return RpcFailure("status", target, status);
-    std::cout << "collector " << target.address << ": " << reply.agents_size()
-              << " agent(s) connected\n";
+    // In a ring every agent keeps one stream to each collector: count machines, list streams.
+    std::set<std::string> agents;
+    for (const auto& a : reply.agents()) agents.insert(a.hostname());
+    std::cout << "collector " << target.address << ": " << agents.size() << " agent(s) connected";
+    if (static_cast<size_t>(reply.agents_size()) != agents.size()) {
+      std::cout << " (" << reply.agents_size()
+                << " streams: each agent streams to every collector of the ring)";
+    }
+    std::cout << "\n";
     for (const auto& a : reply.agents()) {
       std::cout << absl::StrFormat("  %-24s %-6s from %s, acked seq %d, %d duplicates, %d lost\n",
                                    a.hostname(), RoleName(a.role()), a.peer(), a.acked_seq(),
@@ -129,8 +143,10 @@ Examples:
   ntprofctl start base -s 100
   ntprofctl start slow-drive -s 10 --hosts web1,web2 --targets array1 -d 60
 
-Then waits (--wait) for every agent to answer: it records, or it refuses (already recording
-another session, a required hook missing). A refused session records on the other agents; when
+An agent records several sessions at once (each with its own rate and filters, beside the
+collector's standing session): it samples at the finest rate and gives each session its share.
+Then waits (--wait) for every agent to answer: it records, or it refuses (a required hook missing,
+a session with its own --salt beside others). A refused session records on the other agents; when
 all refused, it is stopped. `ntprofctl status NAME` shows each agent's answer.
 
 Exit status: 0 started (agents that did not answer within --wait are named on stderr),
@@ -161,7 +177,9 @@ unreachable, 2 no session of that name.)HELP");
   cmd = app.add_subcommand("status", "Connected agents and sessions");
   cmd->footer(R"HELP(
 Lists the agents connected to the collector (with their stream's acked sequence number, duplicates
-discarded and batches declared lost) and every session with its records per agent.
+discarded and batches declared lost) and every session with its records per agent. Asked of a
+collector of a ring, it covers the whole ring: the agents are counted once, and each of their
+streams (one per collector) is listed.
 
 Examples:
   ntprofctl status

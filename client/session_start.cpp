@@ -7,26 +7,36 @@
 #include "absl/strings/str_join.h"
 #include "agent_answers.h"
 #include "collector_target.h"
+#include "list_option.h"
 #include "whole_number.h"
 
 namespace ntprof::cli {
 
 void AddSessionStartFlags(CLI::App* cmd, SessionStartFlags* flags, bool sample_required) {
-  auto* sample = cmd->add_option("-s,--sample", flags->sample_rate, "Sample one command in N")
+  v1::RecordingSettings* settings = &flags->settings;
+  // --sample-rate as in `ntprofd record`; --sample is kept for the scripts that use it.
+  auto* sample = cmd->add_option_function<uint32_t>(
+                        "-s,--sample-rate,--sample",
+                        [settings](uint32_t n) { settings->set_sample_rate(n); },
+                        "Sample one command in N")
                      ->check(WholeNumber<uint32_t>(1, 1u << 30));
   if (sample_required) {
     sample->required();
   } else {
-    sample->capture_default_str();
+    sample->default_str(std::to_string(settings->sample_rate()));
   }
   cmd->add_option("--hosts", flags->hosts, "Host agents (hostnames); default all")->delimiter(',');
   cmd->add_option("--targets", flags->targets, "Target agents (hostnames); default all")
       ->delimiter(',');
-  cmd->add_option("--subsystems", flags->subsystems, "Only these subsystem NQNs")->delimiter(',');
-  cmd->add_option("--devices", flags->devices, "Only these block devices")->delimiter(',');
-  cmd->add_option("-d,--duration", flags->duration_s, "Stop after SECONDS (default: at `stop`)")
+  AddListOption(cmd, "--subsystems", settings->mutable_subsystems(), "Only these subsystem NQNs");
+  AddListOption(cmd, "--devices", settings->mutable_devices(), "Only these block devices");
+  cmd->add_option_function<uint32_t>(
+         "-d,--duration", [settings](uint32_t s) { settings->set_duration_s(s); },
+         "Stop after SECONDS (default: at `stop`)")
       ->check(WholeNumber<uint32_t>());
-  cmd->add_option("--salt", flags->salt, "Sampling salt (default: chosen by the collector)")
+  cmd->add_option_function<uint64_t>(
+         "--salt", [settings](uint64_t salt) { settings->set_salt(salt); },
+         "Sampling salt (default: the fleet's, which lets sessions share an agent)")
       ->check(WholeNumber<uint64_t>());
   cmd->add_option("--wait", flags->wait_s, "Wait SECONDS for every agent to answer (0: do not)")
       ->check(WholeNumber<uint32_t>(0, 3600))
@@ -37,13 +47,9 @@ grpc::Status StartAndAwait(v1::Collector::StubInterface& stub, const SessionStar
                            v1::SessionInfo* info) {
   v1::StartSessionRequest request;
   request.set_name(flags.name);
-  request.set_sample_rate(flags.sample_rate);
-  request.set_salt(flags.salt);
-  request.set_duration_s(flags.duration_s);
+  *request.mutable_settings() = flags.settings;
   for (const auto& h : flags.hosts) request.add_hosts(h);
   for (const auto& t : flags.targets) request.add_targets(t);
-  for (const auto& s : flags.subsystems) request.add_subsystems(s);
-  for (const auto& d : flags.devices) request.add_devices(d);
   const grpc::Status status = stub.StartSession(UnaryContext().get(), request, info);
   if (!status.ok()) return status;
   *info = AwaitAgentAnswers(stub, *info, std::chrono::seconds(flags.wait_s));

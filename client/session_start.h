@@ -13,15 +13,14 @@ namespace ntprof::cli {
 
 struct SessionStartFlags {
   std::string name;
-  uint32_t sample_rate = 0;
-  std::vector<std::string> hosts, targets, subsystems, devices;
-  uint32_t duration_s = 0;
-  uint64_t salt = 0;
+  std::vector<std::string> hosts, targets;
+  v1::RecordingSettings settings;  // sent as given: the collector checks and stores it
   uint32_t wait_s = 10;  // for the agents' answers: attaching the BPF programs takes a moment
 };
 
-// -s/--sample (required when sample_required), --hosts, --targets, --subsystems, --devices,
-// -d/--duration, --salt, --wait. The NAME positional is the verb's own.
+// -s/--sample-rate (required when sample_required, else settings' rate is the default),
+// --hosts, --targets, --subsystems, --devices, -d/--duration, --salt, --wait. The NAME positional
+// is the verb's own.
 void AddSessionStartFlags(CLI::App* cmd, SessionStartFlags* flags, bool sample_required);
 
 // Starts the session and waits up to --wait for the agents' answers; *info is the session as

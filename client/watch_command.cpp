@@ -7,6 +7,7 @@
 
 #include "collector_target.h"
 #include "exit_codes.h"
+#include "watch_end.h"
 #include "ntprof/v1/collector.grpc.pb.h"
 #include "watch_ndjson.h"
 #include "whole_number.h"
@@ -21,12 +22,16 @@ struct WatchArgs {
   std::vector<std::string> hosts, targets, groups, subsystems;
   uint32_t interval_s = 1;
   int count = 0;
+  uint32_t wait_s = 30;  // for session NAME to start
 };
 
 // Pauses between reconnect attempts: short at first (a restart takes a second or two), then at
 // most kMaxBackoff so the watch resumes soon after a longer outage.
 constexpr std::chrono::milliseconds kFirstBackoff{500};
 constexpr std::chrono::milliseconds kMaxBackoff{5000};
+// How often a watch started before its session asks whether it started: the watch misses at most
+// this much of the session's beginning.
+constexpr std::chrono::milliseconds kSessionPoll{200};
 
 std::string Clock(uint64_t wall_ns) {
   const time_t seconds = static_cast<time_t>(wall_ns / 1'000'000'000);
@@ -74,6 +79,7 @@ struct StreamEnd {
   bool count_reached = false;
   bool got_updates = false;  // the stream delivered at least one interval
   grpc::Status status;
+  std::string session_ended;  // the collector's words when the watched session ended
 };
 
 // Prints the stream's intervals until --count is reached or the stream ends. on_first_update runs
@@ -111,7 +117,34 @@ StreamEnd FollowStream(v1::Collector::Stub& stub, const v1::WatchRequest& reques
     }
   }
   end.status = reader->Finish();
+  if (end.status.ok()) {
+    const auto& trailer = context.GetServerTrailingMetadata();
+    if (auto it = trailer.find(common::kWatchEndKey); it != trailer.end())
+      end.session_ended = std::string(it->second.data(), it->second.size());
+  }
   return end;
+}
+
+// A script may start the watch before the session: asks again until session NAME exists (and then
+// follows it) or --wait seconds passed.
+StreamEnd AwaitSession(v1::Collector::Stub& stub, const v1::WatchRequest& request,
+                       const WatchArgs& args, WatchProgress* progress) {
+  std::cerr << "ntprofctl watch: no session '" << args.session << "' yet; waiting up to "
+            << args.wait_s << " s for it to start (--wait)\n";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(args.wait_s);
+  StreamEnd end;
+  do {
+    std::this_thread::sleep_for(kSessionPoll);
+    end = FollowStream(stub, request, args, progress, [] {});
+  } while (!end.got_updates && end.status.error_code() == grpc::StatusCode::NOT_FOUND &&
+           std::chrono::steady_clock::now() < deadline);
+  return end;
+}
+
+// The watch is over without an error: --count intervals printed, or the session ended.
+bool WatchDone(const StreamEnd& end) {
+  if (!end.session_ended.empty()) std::cerr << "ntprofctl watch: " << end.session_ended << "\n";
+  return end.count_reached || !end.session_ended.empty();
 }
 
 // The stream broke because the collector went away (killed, restarted, the network path lost),
@@ -138,7 +171,16 @@ int RunWatch(const WatchArgs& args) {
     const v1::WatchRequest request = RequestOf(args);
     WatchProgress progress;
     StreamEnd end = FollowStream(stub, request, args, &progress, [] {});
-    if (end.count_reached) return kOk;
+    if (!end.got_updates && end.status.error_code() == grpc::StatusCode::NOT_FOUND &&
+        !args.session.empty() && args.wait_s > 0) {
+      end = AwaitSession(stub, request, args, &progress);
+      if (!end.got_updates && end.status.error_code() == grpc::StatusCode::NOT_FOUND) {
+        std::cerr << "ntprofctl watch: session '" << args.session << "' did not start within "
+                  << args.wait_s << " s; `ntprofctl status` lists the sessions\n";
+        return kBadInput;
+      }
+    }
+    if (WatchDone(end)) return kOk;
     // Unreachable from the start, or a refusal: nothing to resume.
     if (!end.got_updates || !CollectorWentAway(end.status)) {
       return RpcFailure("watch", target, end.status);
@@ -156,7 +198,7 @@ int RunWatch(const WatchArgs& args) {
           std::cerr << "ntprofctl watch: collector at " << target.address
                     << " is back; watching again\n";
         });
-        if (end.count_reached) return kOk;
+        if (WatchDone(end)) return kOk;
       } while (!end.got_updates && CollectorWentAway(end.status));
       if (!CollectorWentAway(end.status)) {
         // The session was stopped while the collector was away: the watch is over.
@@ -180,7 +222,10 @@ Prints, every interval, one line per group (operation, size, device) of every ru
 only session NAME): sampled commands, rate, latency and each stage's share, joined across hosts and
 targets. Filters keep commands seen by the named hosts / targets / subsystems, and groups whose name
 starts with the given text. A terminal that reads too slowly loses its oldest intervals; the line
-says how many. Stops at Ctrl-C (or after --count intervals).
+says how many. Stops at Ctrl-C, after --count intervals, or when session NAME ends (stopped, or
+its --duration passed: its last interval, up to the stop, is printed first). Started before
+session NAME exists, watch waits up to --wait seconds for it to start (asking every 0.2 s), so a
+script can start the watch first.
 
 When the collector goes away mid-watch (restarted, killed, the network lost), watch says so on
 stderr, reconnects (every 0.5 s at first, then every 5 s at most), resumes the same watch and says
@@ -192,13 +237,15 @@ late by more than 1.5 s) says which under its lines ("note: collector ADDR: ..."
 several collectors hold is combined: counts summed, means weighted by count; its p99 is the
 largest of theirs, an upper bound.
 
-Exit status: 0 after --count intervals, or when session NAME was stopped while the collector was
-away; 1 collector unreachable at the start; 2 no session NAME, or it is stopped (`ntprofctl report
-NAME` shows what it recorded).
+Exit status: 0 after --count intervals, or when session NAME ended (also while the collector was
+away); 1 collector unreachable at the start; 2 no session NAME within --wait, or it is stopped
+already (`ntprofctl report NAME` shows what it recorded).
 
 Examples:
   ntprofctl watch
   ntprofctl watch base --host web1 --group read
+  ntprofctl watch base -o ndjson >base.ndjson &   # before the session: waits for it
+  ntprofctl start base -s 100 -d 60               # the watch ends with the session
   ntprofctl watch -o ndjson --interval 10 | jq -c '.groups[] | {name, mean_ns}')HELP" +
               std::string(kWatchNdjsonFields));
   cmd->add_option("session", args->session, "Only this session (default: all running)");
@@ -216,6 +263,11 @@ Examples:
       ->default_str("1");
   cmd->add_option("--count", args->count, "Stop after this many intervals")
       ->check(WholeNumber<int>(1));
+  cmd->add_option("--wait", args->wait_s,
+                  "Seconds to wait for session NAME to start when it does not exist yet (0: fail "
+                  "at once)")
+      ->check(WholeNumber<uint32_t>(0, 86'400))
+      ->capture_default_str();
   AddCollectorFlags(cmd, &args->collector);
   cmd->callback([args, exit_code] { *exit_code = RunWatch(*args); });
 }

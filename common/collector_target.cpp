@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <span>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -12,6 +13,9 @@
 #include "exit_codes.h"
 
 namespace ntprof::cli {
+
+const char* const kPackagedCollectorSocket = NTPROF_COLLECTOR_SOCKET;
+
 namespace {
 
 // `key = value` lines; '#' starts a comment.
@@ -57,20 +61,68 @@ bool IsLocal(const std::string& address) {
          absl::StartsWith(address, "127.") || absl::StartsWith(address, "[::1]:");
 }
 
+// The flags a verb shares with the program (given before the verb), and where each lands.
+struct SharedOption {
+  const char* name;
+  const char* help;
+  std::string CollectorFlags::*field;
+};
+// The first is a collector verb's only; the others every verb's.
+constexpr SharedOption kSharedOptions[] = {
+    {"--collector",
+     "Collector address (HOST:PORT or unix:PATH); default $NTPROF_COLLECTOR, the config file, "
+     "else the packaged collector's socket " NTPROF_COLLECTOR_SOCKET " when it exists, else "
+     "localhost:7420",
+     &CollectorFlags::address},
+    {"--tls-ca", "PEM CA that signed the server's certificate", &CollectorFlags::tls_ca},
+    {"--tls-cert", "PEM client certificate (mutual TLS)", &CollectorFlags::tls_cert},
+    {"--tls-key", "PEM key of the client certificate", &CollectorFlags::tls_key}};
+constexpr const char* kInsecureFlag = "--insecure";
+constexpr const char* kInsecureHelp = "Plaintext even to a non-local server";
+
+// Runs as the verb's parsing starts, before its own flags are read (which then override): the
+// program's flags that came before the verb. One the verb does not take is refused, not ignored.
+void InheritProgramFlags(const CLI::App& verb, CollectorFlags* flags) {
+  const CLI::App* program = verb.get_parent();
+  if (program == nullptr) return;
+  auto given = [&](const char* name) -> const CLI::Option* {
+    const CLI::Option* option = program->get_option_no_throw(name);
+    if (option == nullptr || option->count() == 0) return nullptr;
+    if (verb.get_option_no_throw(name) == nullptr) {
+      throw CLI::ValidationError(name, "does not apply to `" + verb.get_name() + "`");
+    }
+    return option;
+  };
+  for (const SharedOption& shared : kSharedOptions) {
+    if (const CLI::Option* option = given(shared.name)) {
+      flags->*shared.field = option->as<std::string>();
+    }
+  }
+  if (given(kInsecureFlag)) flags->insecure = true;
+}
+
 }  // namespace
 
 void AddCollectorFlags(CLI::App* cmd, CollectorFlags* flags) {
-  cmd->add_option("--collector", flags->address,
-                  "Collector address (HOST:PORT or unix:PATH); default $NTPROF_COLLECTOR, the "
-                  "config file, else localhost:7420");
+  const SharedOption& collector = kSharedOptions[0];
+  cmd->add_option(collector.name, flags->*collector.field, collector.help);
   AddTlsFlags(cmd, flags);
 }
 
 void AddTlsFlags(CLI::App* cmd, CollectorFlags* flags) {
-  cmd->add_option("--tls-ca", flags->tls_ca, "PEM CA that signed the server's certificate");
-  cmd->add_option("--tls-cert", flags->tls_cert, "PEM client certificate (mutual TLS)");
-  cmd->add_option("--tls-key", flags->tls_key, "PEM key of the client certificate");
-  cmd->add_flag("--insecure", flags->insecure, "Plaintext even to a non-local server");
+  for (const SharedOption& shared : std::span(kSharedOptions).subspan(1)) {
+    cmd->add_option(shared.name, flags->*shared.field, shared.help);
+  }
+  cmd->add_flag(kInsecureFlag, flags->insecure, kInsecureHelp);
+  cmd->preparse_callback([cmd, flags](size_t) { InheritProgramFlags(*cmd, flags); });
+}
+
+void AddGlobalCollectorFlags(CLI::App& app) {
+  const char* group = "Collector and TLS (before or after the verb)";
+  for (const SharedOption& shared : kSharedOptions) {
+    app.add_option(shared.name, shared.help)->group(group);
+  }
+  app.add_flag(kInsecureFlag, kInsecureHelp)->group(group);
 }
 
 bool NamesSession(const std::string& arg) {
@@ -125,8 +177,14 @@ bool OpenCollector(const CollectorFlags& given, CollectorTarget* target, std::st
   configs.push_back("/etc/ntprof/ntprofctl.conf");
   std::string source = ResolveCollector(&flags, configs);
   if (flags.address.empty()) {
-    flags.address = kDefaultCollector;
-    source = "the default";
+    std::error_code ec;
+    if (std::filesystem::is_socket(kPackagedCollectorSocket, ec)) {
+      flags.address = absl::StrCat("unix:", kPackagedCollectorSocket);
+      source = "the default: the packaged collector's socket";
+    } else {
+      flags.address = kDefaultCollector;
+      source = "the default";
+    }
   }
   target->address = flags.address;
   target->source = source;
@@ -139,7 +197,12 @@ int RpcFailure(const std::string& verb, const CollectorTarget& target, const grp
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       std::cerr << "ntprofctl " << verb << ": cannot reach the collector at " << target.address
                 << " (from " << target.source << "): " << status.error_message()
-                << "; start ntprof-collector there or point --collector / NTPROF_COLLECTOR at it\n";
+                << (absl::StrContains(status.error_message(), "Permission denied")
+                        ? "; the socket's mode admits its owner and root only: run ntprofctl as "
+                          "root there, or dial a TCP listener of the collector"
+                        : "; start ntprof-collector there or point --collector / "
+                          "NTPROF_COLLECTOR at it")
+                << "\n";
       return kFailed;
     case grpc::StatusCode::INVALID_ARGUMENT:
     case grpc::StatusCode::NOT_FOUND:

@@ -1,7 +1,8 @@
 // Where ntprofctl (and `ntprofd serve`) finds the collector, and how it talks to it.
 //
 // Address, first found wins: --collector, $NTPROF_COLLECTOR, `collector = ...` in
-// ~/.config/ntprof/ntprofctl.conf, then /etc/ntprof/ntprofctl.conf, else localhost:7420 (the
+// ~/.config/ntprof/ntprofctl.conf, then /etc/ntprof/ntprofctl.conf, else the packaged collector's
+// socket when it exists (the machine runs ntprof-collector.service), else localhost:7420 (the
 // collector's default listener). The config file also takes tls-ca, tls-cert and tls-key lines.
 // Unix sockets and localhost speak plaintext unless a TLS file is given; any other address uses TLS
 // (system CA roots unless --tls-ca).
@@ -18,6 +19,8 @@
 namespace ntprof::cli {
 
 inline constexpr const char* kDefaultCollector = "localhost:7420";
+// Where ntprof-collector.service listens (NTPROF_COLLECTOR_SOCKET in CMakeLists.txt).
+extern const char* const kPackagedCollectorSocket;
 
 struct CollectorFlags {
   std::string address;
@@ -34,10 +37,15 @@ struct CollectorFlags {
   bool own_connection = false;
 };
 
-// Adds --collector, --tls-ca, --tls-cert, --tls-key, --insecure to a verb.
+// Adds --collector, --tls-ca, --tls-cert, --tls-key, --insecure to a verb. The same flags given
+// before the verb (AddGlobalCollectorFlags) fill the ones the verb's own command line leaves out.
 void AddCollectorFlags(CLI::App* cmd, CollectorFlags* flags);
 // The same without --collector (for a verb that talks to an agent).
 void AddTlsFlags(CLI::App* cmd, CollectorFlags* flags);
+// The program's own --collector, --tls-ca, --tls-cert, --tls-key, --insecure, so that they may
+// also come before the verb (`ntprofctl --collector c2:7420 start base -s 100`). Add the verbs'
+// flags to subcommands of this app.
+void AddGlobalCollectorFlags(CLI::App& app);
 
 // A report/compare argument that is not a recording on disk names a session on the collector.
 bool NamesSession(const std::string& arg);
@@ -52,8 +60,9 @@ struct CollectorTarget {
 // order (first found wins). Returns where the address came from, "" when nowhere.
 std::string ResolveCollector(CollectorFlags* flags, const std::vector<std::string>& config_files);
 
-// Fills the gaps in flags from the environment and the config files, then opens a channel. Fails
-// (with a message naming the file) only when a TLS file cannot be read.
+// Fills the gaps in flags from the environment and the config files (else the defaults above),
+// then opens a channel. Fails (with a message naming the file) only when a TLS file cannot be
+// read.
 bool OpenCollector(const CollectorFlags& flags, CollectorTarget* target, std::string* error);
 // Same for an agent's address (`probe`): no config lookup.
 bool OpenChannel(const std::string& address, const CollectorFlags& tls,

@@ -44,6 +44,8 @@ GroupComparison CompareGroup(const GroupReport& base, const GroupReport& next) {
   gc.new_name = next.name;
   gc.base_latency = base.latency;
   gc.new_latency = next.latency;
+  gc.base_rows = base.stages;
+  gc.new_rows = next.stages;
   // Both latencies are end to end (host view) or both in-target: each scope's last stage.
   gc.latency_compared = StagesOf(base.scope).back() == StagesOf(next.scope).back();
   // Stages in the model's order, each once, the total last. A stage only one run has (the other

@@ -14,7 +14,18 @@ ReportBuilder& IntervalSummary::BuilderFor(Scope scope) {
 
 void IntervalSummary::Add(const v1::Record* host, const v1::Record* target) {
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
-  BuilderFor(scope).Add(host, target);
+  // A local device's command fits any scope (ReportBuilder): it does not decide the interval's.
+  if (!builder_ && scope == Scope::kHostOnly && host->transport() == v1::TRANSPORT_LOCAL) {
+    local_before_scope_.push_back(*host);
+    return;
+  }
+  const bool deciding = !builder_;
+  ReportBuilder& builder = BuilderFor(scope);
+  if (deciding) {
+    for (const v1::Record& local : local_before_scope_) builder.Add(&local, nullptr);
+    local_before_scope_.clear();
+  }
+  builder.Add(host, target);
 }
 
 void IntervalSummary::AddCounters(const v1::DeviceCounters& counters) {
@@ -29,6 +40,11 @@ void IntervalSummary::AddBatch(const v1::RecordBatch& batch) {
 }
 
 Report IntervalSummary::Take(int64_t interval_ns) {
+  if (!builder_ && !local_before_scope_.empty()) {
+    ReportBuilder& builder = BuilderFor(Scope::kHostOnly);
+    for (const v1::Record& local : local_before_scope_) builder.Add(&local, nullptr);
+    local_before_scope_.clear();
+  }
   if (!builder_) {
     counters_.clear();
     return Report{};

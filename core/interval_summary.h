@@ -37,6 +37,7 @@ class IntervalSummary {
   uint32_t sample_rate_;
   std::unique_ptr<ReportBuilder> builder_;
   std::vector<v1::DeviceCounters> counters_;
+  std::vector<v1::Record> local_before_scope_;  // local devices' commands before the scope is known
 };
 
 }  // namespace ntprof

@@ -90,6 +90,22 @@ absl::StatusOr<std::vector<std::string>> ExpandRecordingArgs(const std::vector<s
   return files;
 }
 
+HeaderMisfit MisfitOf(const v1::FileHeader& h, const v1::FileHeader& ref) {
+  if (h.sample_rate() != ref.sample_rate()) {
+    return {absl::StrCat("sampled 1 in ", h.sample_rate(), ", not 1 in ", ref.sample_rate()),
+            "both sides of a run must be recorded with the same -s"};
+  }
+  if (h.salt() != ref.salt()) {
+    return {absl::StrCat("salt ", h.salt(), ", not ", ref.salt()),
+            "both sides of a run must be recorded with the same --salt"};
+  }
+  if (!h.session().empty() && !ref.session().empty() && h.session() != ref.session()) {
+    return {absl::StrCat("from session '", h.session(), "', not '", ref.session(), "'"),
+            "unrelated runs"};
+  }
+  return {};
+}
+
 absl::StatusOr<RecordingSet> RecordingSet::Open(const std::vector<std::string>& paths,
                                                 ReportOptions options) {
   RecordingSet set;
@@ -100,22 +116,9 @@ absl::StatusOr<RecordingSet> RecordingSet::Open(const std::vector<std::string>& 
     if (!reader.ok()) return reader.status();
     const v1::FileHeader& h = (*reader)->header();
     if (!set.headers_.empty()) {
-      const v1::FileHeader& first = set.headers_.front();
-      const std::string& first_path = paths.front();
-      if (h.sample_rate() != first.sample_rate()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": sampled 1 in ", h.sample_rate(), " but ", first_path, " 1 in ",
-            first.sample_rate(), "; both sides of a run must be recorded with the same -s"));
-      }
-      if (h.salt() != first.salt()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ": salt ", h.salt(), " differs from ", first_path, " (", first.salt(),
-            "); both sides of a run must be recorded with the same --salt"));
-      }
-      if (!h.session().empty() && !first.session().empty() && h.session() != first.session()) {
-        return absl::InvalidArgumentError(absl::StrCat(path, ": from session '", h.session(),
-                                                       "' but ", first_path, " from '",
-                                                       first.session(), "': unrelated runs"));
+      if (const HeaderMisfit misfit = MisfitOf(h, set.headers_.front()); !misfit.what.empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": ", misfit.what, " as ", paths.front(), "; ", misfit.hint));
       }
     }
     if (h.role() == v1::ROLE_HOST) set.has_host_ = true;
@@ -166,7 +169,8 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
     if (record.agent().empty()) record.set_agent(c.reader->header().hostname());
     c.last_mono = std::max(c.last_mono, LastStamp(record));
     const int64_t arrival = c.ArrivalOf(record);
-    if (scope == Scope::kJoined) {
+    // A local block device's command has no target half to wait for: it is complete alone.
+    if (scope == Scope::kJoined && record.transport() != v1::TRANSPORT_LOCAL) {
       join.Add(std::move(record), arrival);
       join.Expire(arrival);
     } else {
@@ -228,7 +232,9 @@ absl::StatusOr<Report> RecordingSet::BuildReport() {
   // A recording often starts before the workload and stops after it: rates over its I/O only.
   Report report = builder.Build(headers_.front().sample_rate(), span_ns, &stats, RateSpan::kIo);
   report.title = absl::StrJoin(paths_, ", ");
-  report.transport = transports.size() == 1 ? *transports.begin() : "mixed";
+  // What the records say (an SPDK or user-space recording's header names no transport of its
+  // own: its records do); the headers only when there was no record.
+  if (report.transport.empty()) report.transport = transports.size() == 1 ? *transports.begin() : "mixed";
   report.losses = losses;
   report.notes.insert(report.notes.begin(), notes.begin(), notes.end());
   return report;

@@ -21,6 +21,14 @@ struct ReportOptions {
   ReportExtras extras;  // the slowest commands, the charts' data
 };
 
+// How a recording's header differs from another's in a setting both must share to be read together
+// (sample rate, salt, session): in words, and what a user recording files should do about it.
+struct HeaderMisfit {
+  std::string what;  // "salt 7, not 42"; empty when the two fit together
+  std::string hint;  // "both sides of a run must be recorded with the same --salt"
+};
+HeaderMisfit MisfitOf(const v1::FileHeader& header, const v1::FileHeader& reference);
+
 class RecordingSet {
  public:
   // Opens every file and checks the headers: same sample rate and salt, same session.

@@ -62,6 +62,15 @@ struct Throughput {
   double iops = 0;
   double bytes_per_s = 0;
   double span_s = 0;      // what iops averages over
+  // Set when the device's block statistics counted fewer commands than were sampled (NVMe
+  // passthrough such as io_uring_cmd on /dev/ngXnY is not in them): iops and bytes_per_s are then
+  // the sampled commands times the sample rate, and these say from what.
+  struct Estimate {
+    uint64_t sampled = 0;          // commands sampled in the direction
+    uint32_t sample_rate = 0;
+    uint64_t block_counted = 0;    // what the block statistics counted
+  };
+  std::optional<Estimate> estimated;
 };
 
 // One interval of a group's stage latency over time (only when charts were asked for).
@@ -118,13 +127,16 @@ struct RecordTally {
   // Of those, the ones at the recording's edges (one side not recording yet or any more): no loss.
   uint64_t host_only_at_edges = 0;
   uint64_t target_only_at_edges = 0;
+  // Pairs of one key and identity whose times cannot be one command (their halves are counted
+  // unmatched): a half at an edge or after a loss met the other side's command of the same LBA.
+  uint64_t refused = 0;
   uint64_t incomplete = 0;  // a required stamp was missing
   double matched_percent() const { return host == 0 ? 0.0 : 100.0 * matched / host; }
 };
 
 struct Report {
   std::string title;             // what was read: files or a session
-  std::string transport;         // "tcp", "rdma", "local" or "mixed"
+  std::string transport;         // "tcp", "rdma", "local" or "mixed": of the records read
   uint32_t sample_rate = 0;
   double span_s = 0;  // the recording (or the interval)
   RateSpan rates = RateSpan::kGiven;
@@ -154,6 +166,9 @@ struct GroupComparison {
   std::vector<StageDelta> new_only;
   Distribution base_latency;
   Distribution new_latency;
+  // Each run's stage rows (percentiles, and curves when charts were asked for): drawn side by side.
+  std::vector<StageRow> base_rows;
+  std::vector<StageRow> new_rows;
   bool latency_compared = true;  // both latencies are end to end, or both in-target
   std::optional<Stage> grew_most;        // largest absolute increase of a compared stage's mean
   std::optional<Stage> grew_most_ratio;  // largest ratio new/base of a compared stage

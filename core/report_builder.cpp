@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "transport_name.h"
 
 namespace ntprof {
 
@@ -35,14 +36,7 @@ namespace {
 // The device counters count reads and writes; every other opcode is counted as a read.
 std::string Direction(const std::string& op) { return op == "write" ? "write" : "read"; }
 
-// When a command started on its machine's clock: its earliest stamp (0 = none).
-int64_t StartOf(const v1::Record& r) {
-  uint64_t first = 0;
-  for (uint64_t s : r.stamps()) {
-    if (s != 0 && (first == 0 || s < first)) first = s;
-  }
-  return static_cast<int64_t>(first);
-}
+int64_t StartOf(const v1::Record& r) { return static_cast<int64_t>(EarliestStamp(r)); }
 
 std::string GroupName(const std::string& op, uint32_t bytes, const std::string& device) {
   return absl::StrCat(op, " ", SizeName(bytes), " ", device.empty() ? "?" : device);
@@ -61,7 +55,7 @@ void ReportBuilder::Keep(const v1::Record* host, const v1::Record* target,
   const auto clock = clocks_.find(clock_side.agent());
   std::optional<int64_t> wall;
   if (start != 0 && clock != clocks_.end()) wall = start + clock->second;
-  const Stage total = StagesOf(scope_).back();
+  const Stage total = StagesOf(g->scope).back();
   if (extras_.charts && start != 0) g->timeline.Add(wall.value_or(start), breakdown, total);
   const std::optional<int64_t> latency = breakdown.stage(total);
   if (!latency || !slowest_.WouldKeep(*latency)) return;
@@ -87,18 +81,27 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record* clock_side = scope_ == Scope::kTargetOnly ? target : host;
   // Every command of the device ran, matched or not, complete or not: all count for its span.
   if (clock_side) {
-    direction_spans_[{clock_side->device(), Direction(OpName(clock_side->opcode()))}].Add(
-        *clock_side);
+    const std::pair<std::string, std::string> key{clock_side->device(),
+                                                  Direction(OpName(clock_side->opcode()))};
+    direction_spans_[key].Add(*clock_side);
+    SampledTotals& sampled = direction_sampled_[key];
+    ++sampled.commands;
+    sampled.bytes += clock_side->bytes();
+  }
+  for (const v1::Record* r : {host, target}) {
+    if (r) transports_.insert(TransportName(r->transport()));
   }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
-  if (scope_ == Scope::kJoined) {
+  // A local block device's command is complete with its host record: no leftover of the join.
+  const bool local = scope == Scope::kHostOnly && host->transport() == v1::TRANSPORT_LOCAL;
+  if (scope_ == Scope::kJoined && !local) {
     if (scope == Scope::kJoined) {
       edges_.AddMatched(*host, *target);
     } else {
       edges_.AddLeftover(host ? *host : *target);
     }
   }
-  if (scope != scope_) return;  // a leftover of a joined report: the join counts it
+  if (scope != scope_ && !local) return;  // a leftover of a joined report: the join counts it
   IncompleteRecord why;
   auto breakdown = BreakDown(host, target, &why);
   if (!breakdown) {
@@ -109,6 +112,7 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record& identity = host ? *host : *target;
   Group& g = groups_[{OpName(identity.opcode()), identity.bytes(), identity.device()}];
   if (g.op.empty()) {
+    g.scope = scope;
     g.op = OpName(identity.opcode());
     g.bytes = identity.bytes();
     g.device = identity.device();
@@ -190,13 +194,31 @@ void AddNegativeNotes(const GroupReport& g, std::vector<std::string>* notes) {
 
 }  // namespace
 
+Throughput ReportBuilder::ThroughputOf(const DeviceTotals& counted, const std::string& device,
+                                      const std::string& direction, double seconds,
+                                      uint32_t sample_rate) const {
+  const bool write = direction == "write";
+  Throughput t{device, direction, (write ? counted.writes : counted.reads) / seconds,
+               (write ? counted.write_bytes : counted.read_bytes) / seconds, seconds, {}};
+  const auto sampled = direction_sampled_.find({device, direction});
+  const uint64_t block_counted = write ? counted.writes : counted.reads;
+  // Every sampled command is a command the device completed: fewer counted means the block
+  // statistics missed some (NVMe passthrough bypasses them), and 0 IOPS would be false.
+  if (sampled != direction_sampled_.end() && block_counted < sampled->second.commands &&
+      sample_rate > 0) {
+    t.iops = static_cast<double>(sampled->second.commands) * sample_rate / seconds;
+    t.bytes_per_s = static_cast<double>(sampled->second.bytes) * sample_rate / seconds;
+    t.estimated = Throughput::Estimate{sampled->second.commands, sample_rate, block_counted};
+  }
+  return t;
+}
+
 Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinStats* join,
                             RateSpan rates) const {
   Report report;
   report.sample_rate = sample_rate;
   report.span_s = Seconds(span_ns);
   report.rates = rates;
-  const Stage total = StagesOf(scope_).back();
   report.slowest_asked = extras_.slowest;
   report.slowest = slowest_.Sorted();
   // Every group's timeline counts from the report's first command, so they line up.
@@ -209,11 +231,12 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
   }
 
   for (const auto& [key, g] : groups_) {
+    const Stage total = StagesOf(g.scope).back();
     GroupReport gr;
     gr.op = g.op;
     gr.bytes = g.bytes;
     gr.device = g.device;
-    gr.scope = scope_;
+    gr.scope = g.scope;
     gr.name = GroupName(g.op, g.bytes, g.device);
     gr.samples = g.samples;
     if (!g.timeline.empty()) {
@@ -226,7 +249,7 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     const int64_t qd_span_ns = rates == RateSpan::kIo ? g.io_span.LongestNs() : span_ns;
     gr.avg_qd_span_s = Seconds(qd_span_ns);
     double largest_mean = -1;
-    for (Stage s : StagesOf(scope_)) {
+    for (Stage s : StagesOf(g.scope)) {
       const LatencyHistogram& h = g.stages[static_cast<size_t>(s)];
       if (h.count() == 0) continue;
       StageRow row{s, std::string(StageLabel(s, g.host_stack, g.target_stack)), Summarize(h),
@@ -255,12 +278,8 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
       throughput_span_ns = spans == direction_spans_.end() ? 0 : spans->second.LongestNs();
     }
     if (auto d = devices_.find(g.device); d != devices_.end() && throughput_span_ns > 0) {
-      const bool write = direction == "write";
-      const double seconds = Seconds(throughput_span_ns);
-      gr.throughput = Throughput{g.device, direction,
-                                 (write ? d->second.writes : d->second.reads) / seconds,
-                                 (write ? d->second.write_bytes : d->second.read_bytes) / seconds,
-                                 seconds};
+      gr.throughput = ThroughputOf(d->second, g.device, direction, Seconds(throughput_span_ns),
+                                   sample_rate);
     }
     report.groups.push_back(std::move(gr));
   }
@@ -272,11 +291,14 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     t.matched = join->matched;
     t.host_only = join->host_only;
     t.target_only = join->target_only;
+    t.refused = join->refused;
     const SessionEdges::AtEdges at_edges = edges_.Count();
     t.host_only_at_edges = at_edges.host;
     t.target_only_at_edges = at_edges.target;
   }
   t.incomplete = incomplete_;
+  if (transports_.size() == 1) report.transport = *transports_.begin();
+  if (transports_.size() > 1) report.transport = "mixed";
   for (const GroupReport& g : report.groups) AddNegativeNotes(g, &report.notes);
   for (const auto& [stamp, n] : missing_stamps_) {
     report.notes.push_back(

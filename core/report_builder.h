@@ -3,6 +3,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -51,6 +52,9 @@ class ReportBuilder {
 
  private:
   struct Group {
+    // The report's, or host-only for a local device's commands in a joined report (they have no
+    // target side, and are complete without one).
+    Scope scope = Scope::kJoined;
     std::string op;
     uint32_t bytes = 0;
     std::string device;
@@ -66,6 +70,11 @@ class ReportBuilder {
     uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
   };
 
+  // A group's throughput from the device's counters, or estimated from the sampled commands when
+  // the counters missed some of them.
+  Throughput ThroughputOf(const DeviceTotals& counted, const std::string& device,
+                          const std::string& direction, double seconds, uint32_t sample_rate) const;
+
   // The commands worth keeping beyond the statistics: the slowest and the timeline.
   void Keep(const v1::Record* host, const v1::Record* target, const v1::Record& clock_side,
             const CommandBreakdown& breakdown, const std::string& group, Group* g);
@@ -78,6 +87,13 @@ class ReportBuilder {
   std::map<std::string, DeviceTotals> devices_;  // from the counters: every command, sampled or not
   // (device, "read"/"write") -> when its sampled commands ran: the throughput's span.
   std::map<std::pair<std::string, std::string>, IoSpan> direction_spans_;
+  struct SampledTotals {
+    uint64_t commands = 0, bytes = 0;
+  };
+  // (device, "read"/"write") -> its sampled commands: what the block statistics must at least
+  // have counted, and the throughput's estimate when they did not.
+  std::map<std::pair<std::string, std::string>, SampledTotals> direction_sampled_;
+  std::set<std::string> transports_;  // of every record added
   SessionEdges edges_;  // joined reports: which leftovers lie at the recording's edges
   uint64_t incomplete_ = 0;
   std::map<std::string, uint64_t> missing_stamps_;  // why records were incomplete

@@ -1,5 +1,6 @@
 #include "report_html.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -19,7 +20,10 @@ h3{font-size:14px;margin:18px 0 6px;color:#444}
 .meta,.context{color:#555;margin:2px 0}
 .verdict{font-weight:600}
 table{border-collapse:collapse;margin:6px 0;font-variant-numeric:tabular-nums;font-size:13px}
-table.slowest{font-size:12px}
+table.slowest{font-size:12px;width:100%}
+table.slowest th,table.slowest td{padding:3px 4px}
+table.slowest th{white-space:normal;vertical-align:bottom}
+table.slowest td[data-k=start],table.slowest td.text{white-space:normal;overflow-wrap:anywhere}
 th,td{padding:3px 7px;border-bottom:1px solid #e4e4e4;text-align:right;white-space:nowrap}
 th:first-child,td:first-child{text-align:left}
 td.text{text-align:left}
@@ -33,6 +37,9 @@ svg.bars rect{stroke:#fff;stroke-width:1}
 svg .grid{stroke:#e6e6e6}svg .frame{fill:none;stroke:#999}
 .lines p{margin:2px 0;font-family:ui-monospace,monospace;font-size:12.5px;white-space:pre-wrap}
 .scroll{overflow-x:auto}
+.side-by-side{display:grid;grid-template-columns:1fr 1fr;gap:12px}
+.side-by-side figure{margin:0}.side-by-side figcaption{font-weight:600;text-align:center}
+.side-by-side svg{width:100%;height:auto}
 )CSS";
 
 double Us(double ns) { return ns / 1000.0; }
@@ -121,24 +128,38 @@ std::string PercentileTable(const GroupReport& g, const HtmlOptions& options) {
 // The distribution's tail stretched: y = -log10(1 - q), so 90, 99, 99.9 are equally far apart.
 double Tail(double q) { return -std::log10(1 - std::min(q, 99.99) / 100); }
 
-std::string DistributionChart(const GroupReport& g) {
+// Each stage's cumulative distribution, as steps: between two of the percentiles drawn, the
+// distribution holds the lower one (a line between them would draw latencies no command had).
+std::vector<ChartSeries> DistributionSeries(const std::vector<StageRow>& rows) {
   std::vector<ChartSeries> series;
-  for (const StageRow& row : g.stages) {
+  for (const StageRow& row : rows) {
     if (row.curve_ns.size() != kCurveQuantiles.size()) continue;
-    ChartSeries s{row.label, ColorOf(row.stage), false, {}};
+    ChartSeries s{row.label, ColorOf(row.stage), false, true, {}};
     for (size_t i = 0; i < kCurveQuantiles.size(); ++i) {
       if (kCurveQuantiles[i] >= 100) continue;  // the maximum is in the table
       s.points.emplace_back(Us(row.curve_ns[i]), Tail(kCurveQuantiles[i]));
     }
     series.push_back(std::move(s));
   }
-  if (series.empty()) return "";
-  ChartAxis x{"latency (us, log scale)", true, {}};
+  return series;
+}
+
+// latency_us: values the latency axis must span (two runs drawn side by side share it).
+std::string DistributionSvg(const std::vector<ChartSeries>& series, std::vector<double> latency_us) {
+  ChartAxis x{"latency (us, log scale)", true, {}, std::move(latency_us)};
   ChartAxis y{"percentile", false,
               {{0, ""}, {Tail(50), "50"}, {Tail(90), "90"}, {Tail(99), "99"}, {Tail(99.9), "99.9"},
-               {Tail(99.99), "99.99"}}};
-  return absl::StrCat("<h3>Latency distribution (cumulative; each stage and end to end)</h3>",
-                      LineChartSvg(series, x, y));
+               {Tail(99.99), "99.99"}}, {}};
+  return LineChartSvg(series, x, y);
+}
+
+constexpr char kDistributionHeading[] =
+    "<h3>Latency distribution (cumulative; each stage and end to end)</h3>";
+
+std::string DistributionChart(const GroupReport& g) {
+  const std::vector<ChartSeries> series = DistributionSeries(g.stages);
+  if (series.empty()) return "";
+  return absl::StrCat(kDistributionHeading, DistributionSvg(series, {}));
 }
 
 std::string TimelineChart(const GroupReport& g) {
@@ -147,7 +168,7 @@ std::string TimelineChart(const GroupReport& g) {
   Stage total = Stage::kEndToEnd;
   for (const StageRow& row : g.stages) {
     if (IsTotal(row.stage)) total = row.stage;
-    ChartSeries s{absl::StrCat(row.label, " (mean)"), ColorOf(row.stage), false, {}};
+    ChartSeries s{absl::StrCat(row.label, " (mean)"), ColorOf(row.stage), false, false, {}};
     for (const TimelineBin& bin : g.timeline) {
       if (auto mean = bin.mean_ns[static_cast<size_t>(row.stage)]) {
         s.points.emplace_back(bin.start_s + g.timeline_bin_s / 2, Us(*mean));
@@ -155,7 +176,7 @@ std::string TimelineChart(const GroupReport& g) {
     }
     series.push_back(std::move(s));
   }
-  ChartSeries slowest{"slowest command in the interval", ColorOf(total), true, {}};
+  ChartSeries slowest{"slowest command in the interval", ColorOf(total), true, false, {}};
   for (const TimelineBin& bin : g.timeline) {
     if (bin.max_ns > 0) slowest.points.emplace_back(bin.start_s + g.timeline_bin_s / 2, Us(bin.max_ns));
   }
@@ -165,7 +186,7 @@ std::string TimelineChart(const GroupReport& g) {
       absl::StrFormat("mean of each stage per %.3g s interval; dashed: the interval's slowest "
                       "command. Seconds since the first command (approximate wall clock).",
                       g.timeline_bin_s),
-      "</p>", LineChartSvg(series, ChartAxis{"seconds", false, {}}, ChartAxis{"us (log scale)", true, {}}));
+      "</p>", LineChartSvg(series, ChartAxis{"seconds", false, {}, {}}, ChartAxis{"us (log scale)", true, {}, {}}));
 }
 
 std::string GroupSection(const GroupReport& g, const Report& report, const HtmlOptions& options) {
@@ -223,6 +244,71 @@ std::string SlowestSection(const Report& report) {
     absl::StrAppend(&html, "<td class=\"text\">", EscapeHtml(c.group), "</td></tr>");
   }
   return html + "</table></div></section>\n";
+}
+
+const StageRow* RowOf(const std::vector<StageRow>& rows, Stage s) {
+  for (const StageRow& row : rows) {
+    if (row.stage == s) return &row;
+  }
+  return nullptr;
+}
+
+// Each stage's percentiles in both runs, next to each other; "-" where a run lacks the stage.
+std::string PercentilesSideBySide(const GroupComparison& g, const std::string& base_head,
+                                  const std::string& new_head) {
+  struct Column {
+    const char* key;
+    const char* head;
+    int64_t Distribution::*value;
+  };
+  static constexpr Column kColumns[] = {{"p50", "p50 us", &Distribution::p50_ns},
+                                        {"p99", "p99 us", &Distribution::p99_ns},
+                                        {"p99_9", "p99.9 us", &Distribution::p999_ns},
+                                        {"max", "max us", &Distribution::max_ns}};
+  std::string html = "<table class=\"percentiles-compared\"><tr><th rowspan=\"2\">stage</th>";
+  for (const Column& c : kColumns) absl::StrAppend(&html, "<th colspan=\"2\">", c.head, "</th>");
+  html += "</tr><tr>";
+  for (size_t i = 0; i < std::size(kColumns); ++i) {
+    absl::StrAppend(&html, "<th>", EscapeHtml(base_head), "</th><th>", EscapeHtml(new_head), "</th>");
+  }
+  html += "</tr>";
+  for (const auto* list : {&g.stages, &g.base_only, &g.new_only}) {
+    for (const StageDelta& d : *list) {
+      const StageRow* base = RowOf(g.base_rows, d.stage);
+      const StageRow* next = RowOf(g.new_rows, d.stage);
+      absl::StrAppend(&html, "<tr data-stage=\"", std::string(StageId(d.stage)), "\"",
+                      IsTotal(d.stage) ? " class=\"total\"" : "", "><td>", EscapeHtml(d.label),
+                      "</td>");
+      for (const Column& c : kColumns) {
+        for (const auto& [side, row] : {std::pair{"base", base}, std::pair{"new", next}}) {
+          absl::StrAppend(&html, Cell(absl::StrCat(c.key, "_", side),
+                                      row ? Fixed(Us(row->dist.*c.value)) : "-"));
+        }
+      }
+      html += "</tr>";
+    }
+  }
+  return html + "</table>";
+}
+
+// Both runs' distributions next to each other, on one latency scale.
+std::string DistributionsSideBySide(const GroupComparison& g, const std::string& base_head,
+                                    const std::string& new_head) {
+  const std::vector<ChartSeries> base = DistributionSeries(g.base_rows);
+  const std::vector<ChartSeries> next = DistributionSeries(g.new_rows);
+  if (base.empty() && next.empty()) return "";
+  std::vector<double> span;
+  for (const auto* run : {&base, &next}) {
+    for (const ChartSeries& s : *run) {
+      for (const auto& [latency_us, q] : s.points) span.push_back(latency_us);
+    }
+  }
+  const auto [lo, hi] = std::minmax_element(span.begin(), span.end());
+  const std::vector<double> shared = {*lo, *hi};
+  return absl::StrCat(kDistributionHeading, "<div class=\"side-by-side\"><figure><figcaption>",
+                      EscapeHtml(base_head), "</figcaption>", DistributionSvg(base, shared),
+                      "</figure><figure><figcaption>", EscapeHtml(new_head), "</figcaption>",
+                      DistributionSvg(next, shared), "</figure></div>");
 }
 
 }  // namespace
@@ -288,7 +374,9 @@ std::string RenderHtml(const Comparison& c) {
                       Cell("diff", absl::StrFormat("%+.2f", Us(g.new_latency.p99_ns - g.base_latency.p99_ns))),
                       Cell("ratio", ""), "</tr>");
     }
-    absl::StrAppend(&body, "</table></section>\n");
+    absl::StrAppend(&body, "</table><h3>Percentiles</h3><div class=\"scroll\">",
+                    PercentilesSideBySide(g, base_head, new_head), "</div>",
+                    DistributionsSideBySide(g, base_head, new_head), "</section>\n");
   }
   std::vector<std::string> notes;
   for (const std::string& u : c.unmatched_groups) notes.push_back(absl::StrCat("note: ", u));

@@ -66,6 +66,11 @@ nlohmann::json GroupJson(const GroupReport& g) {
                        {"iops", g.throughput->iops},
                        {"bytes_per_s", g.throughput->bytes_per_s},
                        {"span_s", g.throughput->span_s}};
+    if (const auto& e = g.throughput->estimated) {
+      j["throughput"]["estimated_from"] = {{"sampled", e->sampled},
+                                           {"sample_rate", e->sample_rate},
+                                           {"block_counted", e->block_counted}};
+    }
   }
   return j;
 }
@@ -125,6 +130,7 @@ nlohmann::json ToJson(const Report& report) {
             {"target_only", t.target_only},
             {"host_only_at_edges", t.host_only_at_edges},
             {"target_only_at_edges", t.target_only_at_edges},
+            {"refused", t.refused},
             {"incomplete", t.incomplete}}},
           {"losses", LossesJson(report.losses)},
           {"probe_runs_skipped", report.losses.nested_probe_miss()},

@@ -1,6 +1,8 @@
 #include "report_text.h"
 
+#include <algorithm>
 #include <cmath>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -105,8 +107,18 @@ std::string GroupContext(const GroupReport& g, const Report& report) {
 }
 
 std::string ThroughputLine(const Throughput& t, RateSpan rates) {
-  return absl::StrFormat("throughput (all %ss on %s%s): %.0f IOPS, %s", t.direction, t.device,
-                         ThroughputSpanNote(t, rates), t.iops, Rate(t.bytes_per_s));
+  std::string line = absl::StrFormat("throughput (all %ss on %s%s): %s%.0f IOPS, %s", t.direction,
+                                     t.device, ThroughputSpanNote(t, rates),
+                                     t.estimated ? "~" : "", t.iops, Rate(t.bytes_per_s));
+  if (t.estimated) {
+    absl::StrAppend(&line, absl::StrFormat(
+                               ", estimated from %d sampled x 1 in %d: the block statistics "
+                               "counted %d (NVMe passthrough, such as io_uring_cmd on /dev/ngXnY, "
+                               "is not in them)",
+                               t.estimated->sampled, t.estimated->sample_rate,
+                               t.estimated->block_counted));
+  }
+  return line;
 }
 
 std::string LargestLine(const GroupReport& g) {
@@ -121,6 +133,14 @@ std::string LargestLine(const GroupReport& g) {
 
 namespace {
 
+// The label column: wide enough for the longest label, so no row's numbers shift right.
+template <typename Rows, typename LabelOf>
+int LabelWidth(int at_least, const Rows& rows, LabelOf label_of) {
+  size_t width = static_cast<size_t>(at_least);
+  for (const auto& row : rows) width = std::max(width, std::string_view(label_of(row)).size());
+  return static_cast<int>(width);
+}
+
 void RenderGroup(const GroupReport& g, const Report& report, TextOptions options,
                  std::string* out) {
   absl::StrAppend(out, g.name, "  (", GroupContext(g, report), ")\n");
@@ -128,17 +148,23 @@ void RenderGroup(const GroupReport& g, const Report& report, TextOptions options
                                        Us(g.latency.mean_ns), Us(g.latency.p50_ns),
                                        Us(g.latency.p99_ns), Us(g.latency.p999_ns)));
   if (g.throughput) absl::StrAppend(out, "  ", ThroughputLine(*g.throughput, report.rates), "\n");
-  absl::StrAppend(out, absl::StrFormat("  %-36s %10s %8s %8s\n", "stage", "mean us", "share", "avg QD"));
+  const int stage_width =
+      LabelWidth(36, g.stages, [](const StageRow& row) -> const std::string& { return row.label; });
+  absl::StrAppend(out, absl::StrFormat("  %-*s %10s %8s %8s\n", stage_width, "stage", "mean us",
+                                       "share", "avg QD"));
   for (const StageRow& row : g.stages) {
     const bool total = row.stage == Stage::kEndToEnd || row.stage == Stage::kTargetTotal;
-    absl::StrAppend(out, absl::StrFormat("  %-36s %10.2f %6.1f %% %s  %s\n", row.label,
+    absl::StrAppend(out, absl::StrFormat("  %-*s %10.2f %6.1f %% %s  %s\n", stage_width, row.label,
                                          Us(row.dist.mean_ns), row.share * 100, Qd(row.avg_qd),
                                          total ? "" : Bar(row.share)));
   }
   if (g.largest) absl::StrAppend(out, "  ", LargestLine(g), "\n");
   if (options.detail && !g.components.empty()) {
-    absl::StrAppend(out, absl::StrFormat("  %-44s %8s %10s %8s %10s %10s\n", "component", "n",
-                                         "mean us", "L", "p50 us", "p99 us"));
+    // Components are indented two more than the heading and the stage names above them.
+    const int component_width = LabelWidth(
+        42, g.components, [](const ComponentRow& c) { return ComponentLabel(c.component); });
+    absl::StrAppend(out, absl::StrFormat("  %-*s %8s %10s %8s %10s %10s\n", component_width + 2,
+                                         "component", "n", "mean us", "avg QD", "p50 us", "p99 us"));
     for (const StageRow& stage : g.stages) {
       bool header = false;
       for (const ComponentRow& c : g.components) {
@@ -147,8 +173,8 @@ void RenderGroup(const GroupReport& g, const Report& report, TextOptions options
           absl::StrAppend(out, "  ", stage.label, "\n");
           header = true;
         }
-        absl::StrAppend(out, absl::StrFormat("    %-42s %8d %10.2f %s %10.2f %10.2f\n",
-                                             ComponentLabel(c.component), c.dist.n,
+        absl::StrAppend(out, absl::StrFormat("    %-*s %8d %10.2f %s %10.2f %10.2f\n",
+                                             component_width, ComponentLabel(c.component), c.dist.n,
                                              Us(c.dist.mean_ns), Qd(c.avg_qd), Us(c.dist.p50_ns),
                                              Us(c.dist.p99_ns)));
       }
@@ -215,6 +241,11 @@ std::vector<std::string> RecordLines(const Report& report) {
                                     "was not recording yet or any more, no loss)",
                                     t.host_only_at_edges, t.target_only_at_edges));
     }
+  }
+  if (t.refused > 0) {
+    absl::StrAppend(&records, absl::StrFormat("; %d pair(s) of one command id and LBA refused: "
+                                              "their times cannot be one command",
+                                              t.refused));
   }
   if (t.incomplete > 0) absl::StrAppend(&records, absl::StrFormat("; %d incomplete", t.incomplete));
   lines.push_back(std::move(records));

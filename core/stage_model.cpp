@@ -21,6 +21,7 @@ constexpr std::array<StageInfo, kStageCount> kStages{{
     {"end_to_end", "end to end"},
     {"target_total", "in target (T0-T5)"},
     {"target_network_wait", "waiting on the network (data transfers)"},
+    {"target_ack_wait", "waiting for the host's ACK (RDMA send completion)"},
 }};
 
 struct ComponentInfo {
@@ -212,7 +213,13 @@ std::string_view StageId(Stage stage) { return kStages[static_cast<size_t>(stage
 
 std::string_view StageLabel(Stage stage, v1::Stack host_stack, v1::Stack target_stack) {
   if (stage == Stage::kHostDriver && host_stack == v1::STACK_SPDK) return "host driver (SPDK)";
+  if (stage == Stage::kHostDriver && host_stack == v1::STACK_USERSPACE) {
+    return "host driver (user-space initiator)";
+  }
   if (stage == Stage::kTargetDriver && target_stack == v1::STACK_SPDK) return "target driver (SPDK)";
+  if (stage == Stage::kTargetDriver && target_stack == v1::STACK_USERSPACE) {
+    return "target driver (user-space target)";
+  }
   if (stage == Stage::kStorage && target_stack == v1::STACK_SPDK) return "storage (SPDK bdev, drive)";
   return kStages[static_cast<size_t>(stage)].label;
 }
@@ -238,7 +245,8 @@ const std::vector<Stage>& StagesOf(Scope scope) {
                                             Stage::kNetworkAndTarget, Stage::kLocalDevice,
                                             Stage::kEndToEnd};
   static const std::vector<Stage> target_only{Stage::kTargetDriver, Stage::kStorage,
-                                              Stage::kTargetNetworkWait, Stage::kTargetTotal};
+                                              Stage::kTargetNetworkWait, Stage::kTargetAckWait,
+                                              Stage::kTargetTotal};
   switch (scope) {
     case Scope::kJoined: return joined;
     case Scope::kHostOnly: return host_only;
@@ -295,10 +303,22 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
   } else {
     b.scope = Scope::kTargetOnly;
     Set(&b, Stage::kTargetTotal, static_cast<int64_t>(t.t5 - t.t0));
-    // what the target driver stage leaves out of the target's span, so the rows add up
-    Set(&b, Stage::kTargetNetworkWait, t.r2t_wait + t.xfer);
+    // What the target driver stage leaves out of the target's span, so the rows add up: waits
+    // for a write's data, and (NVMe/RDMA) a read's transfer posted with the response, which
+    // completes only when the host's acknowledgement is back, long after the data left.
+    const int64_t xfer_after = t.xfer_after_backend ? t.xfer : 0;
+    Set(&b, Stage::kTargetNetworkWait, t.r2t_wait + t.xfer - xfer_after);
+    if (target->transport() == v1::TRANSPORT_RDMA) Set(&b, Stage::kTargetAckWait, xfer_after);
   }
   return b;
+}
+
+uint64_t EarliestStamp(const v1::Record& record) {
+  uint64_t first = 0;
+  for (uint64_t s : record.stamps()) {
+    if (s != 0 && (first == 0 || s < first)) first = s;
+  }
+  return first;
 }
 
 }  // namespace ntprof

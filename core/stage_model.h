@@ -23,7 +23,9 @@ enum class Stage : uint8_t {
   kLocalDevice,       // a local block device (no fabric): H1-H5, its driver and the drive
   kEndToEnd,          // host view: H5-H0
   kTargetTotal,       // target recorded alone: T5-T0
-  kTargetNetworkWait, // target recorded alone: its waits on the network (R2T data, RDMA transfers)
+  kTargetNetworkWait, // target recorded alone: its waits for data (R2T data, a write's RDMA READ)
+  kTargetAckWait,     // target recorded alone, NVMe/RDMA: a read's WRITE+SEND posted -> completed,
+                      // i.e. until the host's acknowledgement came back (no data pull)
   kCount,
 };
 
@@ -86,5 +88,8 @@ const std::vector<Stage>& StagesOf(Scope scope);
 // Returns nullopt (and sets *why) when a required stamp is missing.
 std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Record* target,
                                           IncompleteRecord* why = nullptr);
+
+// When a command started on its machine's clock: its earliest stamp (0 = none).
+uint64_t EarliestStamp(const v1::Record& record);
 
 }  // namespace ntprof

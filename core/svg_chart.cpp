@@ -22,15 +22,38 @@ std::string Number(double v) {
   return std::abs(v) >= 1 && v == std::floor(v) ? absl::StrFormat("%.0f", v) : absl::StrFormat("%g", v);
 }
 
+constexpr double kFloorPx = 16;  // a log axis's floor, where values <= 0 are drawn
+constexpr double kLogPad = 0.06;  // of a log axis's span, left below its smallest value and above
+
+// The values an axis shows. A log axis keeps its positive ones apart: the others go to its floor.
+struct AxisValues {
+  double lo = INFINITY, hi = -INFINITY;
+  bool floor = false;     // a log axis has values <= 0
+  bool negative = false;  // ... some of them below 0
+  void Add(double v, bool log) {
+    if (!std::isfinite(v)) return;
+    if (log && v <= 0) {
+      floor = true;
+      negative |= v < 0;
+      return;
+    }
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+};
+
 struct Scale {
-  double lo, hi;
+  double lo, hi;    // the axis's range (a log axis: its positive part)
   bool log;
   double from, to;  // pixels
+  bool floor = false;
   double operator()(double v) const {
+    if (log && v <= 0) return from;
+    const double start = floor ? from + (to > from ? kFloorPx : -kFloorPx) : from;
     const double a = log ? std::log10(lo) : lo;
     const double b = log ? std::log10(hi) : hi;
     const double x = log ? std::log10(v) : v;
-    return b == a ? (from + to) / 2 : from + (x - a) / (b - a) * (to - from);
+    return b == a ? (start + to) / 2 : start + (x - a) / (b - a) * (to - start);
   }
 };
 
@@ -52,27 +75,61 @@ std::vector<std::pair<double, std::string>> LinearTicks(double lo, double hi) {
   return ticks;
 }
 
-// Decades, with 2 and 5 in between when the range spans few of them.
+// Decades; with 2 and 5, then every digit, when the range holds too few of them to read it by.
 std::vector<std::pair<double, std::string>> LogTicks(double lo, double hi) {
-  std::vector<std::pair<double, std::string>> ticks;
   const int first = static_cast<int>(std::floor(std::log10(lo)));
   const int last = static_cast<int>(std::ceil(std::log10(hi)));
-  const bool fine = last - first <= 2;
-  for (int e = first; e <= last; ++e) {
-    for (double m : fine ? std::vector<double>{1, 2, 5} : std::vector<double>{1}) {
-      const double v = m * std::pow(10, e);
-      if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) ticks.emplace_back(v, Number(v));
+  std::vector<std::pair<double, std::string>> ticks;
+  for (const std::vector<double>& multiples : std::vector<std::vector<double>>{
+           {1}, {1, 2, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9}}) {
+    ticks.clear();
+    for (int e = first; e <= last; ++e) {
+      for (double m : multiples) {
+        const double v = m * std::pow(10, e);
+        if (v >= lo && v <= hi) ticks.emplace_back(v, Number(v));
+      }
     }
+    if (ticks.size() >= 3) break;
+  }
+  if (ticks.size() < 2) {
+    ticks = {{lo, absl::StrFormat("%.3g", lo)}, {hi, absl::StrFormat("%.3g", hi)}};
   }
   return ticks;
 }
 
-// The range a log axis shows: whole decades around the data, or around one value.
+// The range a log axis shows: the data's, padded on both sides so that neither end sits on the
+// frame (a decade around a single value).
 std::pair<double, double> LogRange(double lo, double hi) {
-  return {std::pow(10, std::floor(std::log10(lo))), std::pow(10, std::ceil(std::log10(hi)) + (hi == lo ? 1 : 0))};
+  const double a = std::log10(lo), b = std::log10(hi);
+  const double pad = b > a ? (b - a) * kLogPad : 0.5;
+  return {std::pow(10, a - pad), std::pow(10, b + pad)};
 }
 
-bool Shown(const ChartAxis& axis, double v) { return std::isfinite(v) && (!axis.log || v > 0); }
+// The scale of one axis over `values` (the data and the axis's includes).
+Scale ScaleOf(const ChartAxis& axis, AxisValues values, bool from_zero, double from, double to) {
+  for (double v : axis.include) values.Add(v, axis.log);
+  double lo = values.lo, hi = values.hi;
+  if (!axis.ticks.empty()) {
+    lo = std::min(lo, axis.ticks.front().first);
+    hi = std::max(hi, axis.ticks.back().first);
+  } else if (axis.log) {
+    if (!(lo <= hi)) lo = hi = 1;  // only values on the floor
+    std::tie(lo, hi) = LogRange(lo, hi);
+  } else {
+    if (lo > 0 && from_zero) lo = 0;  // linear values from zero, so heights compare
+    if (hi == lo) hi = lo + 1;
+  }
+  return Scale{lo, hi, axis.log, from, to, axis.log && values.floor};
+}
+
+std::vector<std::pair<double, std::string>> TicksOf(const ChartAxis& axis, const Scale& scale,
+                                                     bool negative) {
+  std::vector<std::pair<double, std::string>> ticks = !axis.ticks.empty() ? axis.ticks
+                                                      : axis.log ? LogTicks(scale.lo, scale.hi)
+                                                                 : LinearTicks(scale.lo, scale.hi);
+  if (scale.floor) ticks.insert(ticks.begin(), {0.0, negative ? "\u2264" "0" : "0"});
+  return ticks;
+}
 
 }  // namespace
 
@@ -152,41 +209,26 @@ std::string StackedBarsSvg(const std::vector<StackedBar>& bars, double divisor,
 
 std::string LineChartSvg(const std::vector<ChartSeries>& series, const ChartAxis& x_axis,
                          const ChartAxis& y_axis) {
-  double x_lo = INFINITY, x_hi = -INFINITY, y_lo = INFINITY, y_hi = -INFINITY;
+  AxisValues xs, ys;
+  bool any = false;
   for (const ChartSeries& s : series) {
     for (const auto& [x, y] : s.points) {
-      if (!Shown(x_axis, x) || !Shown(y_axis, y)) continue;
-      x_lo = std::min(x_lo, x);
-      x_hi = std::max(x_hi, x);
-      y_lo = std::min(y_lo, y);
-      y_hi = std::max(y_hi, y);
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      xs.Add(x, x_axis.log);
+      ys.Add(y, y_axis.log);
+      any = true;
     }
   }
-  if (!(x_lo <= x_hi)) return "<p class=\"empty\">no data to draw</p>";
-  for (auto [axis, lo, hi] : {std::tuple{&x_axis, &x_lo, &x_hi}, std::tuple{&y_axis, &y_lo, &y_hi}}) {
-    if (!axis->ticks.empty()) {
-      *lo = std::min(*lo, axis->ticks.front().first);
-      *hi = std::max(*hi, axis->ticks.back().first);
-    } else if (axis->log) {
-      std::tie(*lo, *hi) = LogRange(*lo, *hi);
-    } else {
-      if (*lo > 0 && axis == &y_axis) *lo = 0;  // linear values from zero, so heights compare
-      if (*hi == *lo) *hi = *lo + 1;
-    }
-  }
+  if (!any) return "<p class=\"empty\">no data to draw</p>";
   const double height = kTop + kPlotHeight + kBottom;
-  const Scale sx{x_lo, x_hi, x_axis.log, kLeft, kWidth - kRight};
-  const Scale sy{y_lo, y_hi, y_axis.log, kTop + kPlotHeight, kTop};
+  const Scale sx = ScaleOf(x_axis, xs, false, kLeft, kWidth - kRight);
+  const Scale sy = ScaleOf(y_axis, ys, true, kTop + kPlotHeight, kTop);
   std::string svg = absl::StrFormat(
       "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 %.0f %.0f\" "
       "width=\"%.0f\" height=\"%.0f\" role=\"img\">",
       kWidth, height, kWidth, height);
-  const auto x_ticks = !x_axis.ticks.empty() ? x_axis.ticks
-                       : x_axis.log         ? LogTicks(x_lo, x_hi)
-                                            : LinearTicks(x_lo, x_hi);
-  const auto y_ticks = !y_axis.ticks.empty() ? y_axis.ticks
-                       : y_axis.log         ? LogTicks(y_lo, y_hi)
-                                            : LinearTicks(y_lo, y_hi);
+  const auto x_ticks = TicksOf(x_axis, sx, xs.negative);
+  const auto y_ticks = TicksOf(y_axis, sy, ys.negative);
   for (const auto& [v, label] : x_ticks) {
     const double px = sx(v);
     absl::StrAppend(&svg, absl::StrFormat(
@@ -216,8 +258,14 @@ std::string LineChartSvg(const std::vector<ChartSeries>& series, const ChartAxis
   for (const ChartSeries& s : series) {
     std::string path;
     for (const auto& [x, y] : s.points) {
-      if (!Shown(x_axis, x) || !Shown(y_axis, y)) continue;
-      absl::StrAppend(&path, path.empty() ? "M" : " L", absl::StrFormat("%.1f %.1f", sx(x), sy(y)));
+      if (!std::isfinite(x) || !std::isfinite(y)) continue;
+      if (path.empty()) {
+        path = absl::StrFormat("M%.1f %.1f", sx(x), sy(y));
+      } else if (s.steps) {
+        absl::StrAppend(&path, absl::StrFormat(" H%.1f V%.1f", sx(x), sy(y)));
+      } else {
+        absl::StrAppend(&path, absl::StrFormat(" L%.1f %.1f", sx(x), sy(y)));
+      }
     }
     if (path.empty()) continue;
     absl::StrAppend(&svg, absl::StrFormat(

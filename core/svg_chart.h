@@ -34,15 +34,23 @@ std::string StackedBarsSvg(const std::vector<StackedBar>& bars, double divisor,
 struct ChartAxis {
   std::string title;
   bool log = false;
-  // Fixed ticks (value, label); empty: chosen from the data (decades on a log axis).
+  // Fixed ticks (value, label); empty: chosen from the data (1-2-5 steps, or 1, 2, 5 x 10^k on a
+  // log axis).
   std::vector<std::pair<double, std::string>> ticks;
+  // Values the axis spans besides the data: charts drawn side by side share their scales.
+  std::vector<double> include;
 };
 
+// A log axis starts below its smallest value (never on the frame), and draws values <= 0 (a stage
+// of 0 ns) on a floor below that, marked "0" ("<=0" when some are negative).
 struct ChartSeries {
   std::string label;
   size_t color = 0;
   bool dashed = false;
-  std::vector<std::pair<double, double>> points;  // (x, y); points a log axis cannot show are left out
+  // Points joined by a horizontal then a vertical segment: a cumulative distribution, which holds
+  // its value up to the next point (a straight line would draw values no command had).
+  bool steps = false;
+  std::vector<std::pair<double, double>> points;  // (x, y)
 };
 
 std::string LineChartSvg(const std::vector<ChartSeries>& series, const ChartAxis& x,

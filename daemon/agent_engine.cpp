@@ -165,7 +165,7 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
     bool use = std::find(chosen.begin(), chosen.end(), bpf_program__name(prog)) != chosen.end();
     bpf_program__set_autoload(prog, use);
   }
-  object_->SetConfig(options_.sample_rate, options_.salt);
+  object_->SetSalt(options_.salt);
   object_->SetPageBases(vmemmap_base_addr_, page_offset_base_addr_);
 
   {
@@ -203,17 +203,19 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
   ring_ = ring_buffer__new(bpf_map__fd(Map("events")), &AgentEngine::OnRingRecord, this, nullptr);
   if (!ring_) return absl::InternalError(std::string("cannot open the ring buffer: ") + std::strerror(errno));
   // every hook is attached: from now on a sampled command is seen by all of them
-  return SetSampling(true);
+  return WriteSamplingSwitch(options_.sample_rate);
 }
 
-absl::Status AgentEngine::SetSampling(bool on) {
+absl::Status AgentEngine::WriteSamplingSwitch(uint32_t rate) {
   struct bpf_map* sampling = Map("sampling_switch");
-  const uint32_t zero = 0, value = on ? 1 : 0;
-  if (!sampling || bpf_map__update_elem(sampling, &zero, sizeof(zero), &value, sizeof(value), 0) != 0)
-    return absl::InternalError(std::string("cannot turn sampling ") + (on ? "on" : "off") + ": " +
-                               std::strerror(errno));
+  const uint32_t zero = 0;
+  if (!sampling || bpf_map__update_elem(sampling, &zero, sizeof(zero), &rate, sizeof(rate), 0) != 0)
+    return absl::InternalError(std::string("cannot set the sampling rate to ") +
+                               std::to_string(rate) + ": " + std::strerror(errno));
   return absl::OkStatus();
 }
+
+absl::Status AgentEngine::SetSampleRate(uint32_t rate) { return WriteSamplingSwitch(rate); }
 
 std::optional<int64_t> AgentEngine::SampledInFlight() const {
   struct bpf_map* count = Map("sampled_in_flight");
@@ -225,7 +227,7 @@ std::optional<int64_t> AgentEngine::SampledInFlight() const {
 }
 
 int64_t AgentEngine::StopSampling(int max_wait_ms) {
-  if (!object_ || !SetSampling(false).ok()) return 0;
+  if (!object_ || !WriteSamplingSwitch(0).ok()) return 0;
   std::optional<int64_t> in_flight = SampledInFlight();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(max_wait_ms);
   while (in_flight && *in_flight > 0 && std::chrono::steady_clock::now() < deadline) {

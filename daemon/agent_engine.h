@@ -60,6 +60,10 @@ class AgentEngine {
   // Devices (kernel dev_t) whose commands are counted and sampled; replaces the previous set.
   absl::Status SetWatchedDevices(const std::vector<uint32_t>& kernel_devs);
 
+  // Samples new commands at one in `rate` from now on (several sessions: the finest of theirs).
+  // One map update: safe from any thread while the engine is attached.
+  absl::Status SetSampleRate(uint32_t rate);
+
   // Samples no new command, then waits up to max_wait_ms for the sampled ones still in flight to
   // reach their last stamp while every hook is still attached. The first half of a recording's
   // end: detached hooks one by one under running I/O would leave commands sampled with part of
@@ -85,8 +89,8 @@ class AgentEngine {
 
  private:
   AgentEngine(SessionOptions options, HookPlan plan) : options_(std::move(options)), plan_(std::move(plan)) {}
-  // The BPF side's sampling switch (ntprof_bpf_common.h: sampling_switch).
-  absl::Status SetSampling(bool on);
+  // The BPF side's sampling switch (ntprof_bpf_common.h: sampling_switch): the rate, 0 = off.
+  absl::Status WriteSamplingSwitch(uint32_t rate);
   // One open -> load -> attach attempt following plan_. On a refused program, marks it in plan_.
   absl::Status TryLoadAndAttach(LogCallback& log, bool* retry);
   void Detach();

@@ -18,6 +18,9 @@ class BatchSink {
  public:
   virtual ~BatchSink() = default;
   virtual absl::Status WriteBatch(const v1::RecordBatch& batch) = 0;
+  // A batch the caller no longer needs (a session's share, SessionFanOut): a sink that keeps or
+  // changes it takes it without a copy.
+  virtual absl::Status WriteOwnedBatch(v1::RecordBatch&& batch) { return WriteBatch(batch); }
   virtual absl::Status Finalize(const v1::FileTrailer& trailer) = 0;
 };
 

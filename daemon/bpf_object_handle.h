@@ -19,8 +19,9 @@ class BpfObjectHandle {
  public:
   virtual ~BpfObjectHandle() = default;
   virtual struct bpf_object* object() = 0;
-  // Read-only config of the session; only before load.
-  virtual void SetConfig(uint32_t sample_rate, uint64_t salt) = 0;
+  // Read-only config of the recording (the fleet's salt); only before load. The rate is the
+  // sampling switch's, set after the hooks are attached (AgentEngine::SetSampleRate).
+  virtual void SetSalt(uint64_t salt) = 0;
   // Addresses of the kernel's vmemmap_base and page_offset_base (0 = unknown); only before load.
   virtual void SetPageBases(uint64_t vmemmap_base_addr, uint64_t page_offset_base_addr) = 0;
   virtual const char* name() const = 0;
@@ -51,10 +52,7 @@ class Skeleton : public BpfObjectHandle {
   }
 
   struct bpf_object* object() override { return skel_->obj; }
-  void SetConfig(uint32_t sample_rate, uint64_t salt) override {
-    skel_->rodata->sample_rate = sample_rate;
-    skel_->rodata->salt = salt;
-  }
+  void SetSalt(uint64_t salt) override { skel_->rodata->salt = salt; }
   void SetPageBases(uint64_t vmemmap_base_addr, uint64_t page_offset_base_addr) override {
     skel_->rodata->vmemmap_base_addr = vmemmap_base_addr;
     skel_->rodata->page_offset_base_addr = page_offset_base_addr;

@@ -39,3 +39,4 @@ static_assert(int{NTPROF_ROLE_HOST} == ntprof::v1::ROLE_HOST);
 static_assert(int{NTPROF_ROLE_TARGET} == ntprof::v1::ROLE_TARGET);
 static_assert(int{NTPROF_STACK_KERNEL} == ntprof::v1::STACK_KERNEL);
 static_assert(int{NTPROF_STACK_SPDK} == ntprof::v1::STACK_SPDK);
+static_assert(int{NTPROF_STACK_USERSPACE} == ntprof::v1::STACK_USERSPACE);

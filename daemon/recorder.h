@@ -56,6 +56,9 @@ class Recorder : private RecordSource {
   absl::Status Run(BatchSink& sink, const std::atomic<bool>& stop,
                    const IntervalCallback& on_interval = nullptr);
   const std::string& stop_reason() const { return stop_reason_; }
+  // Samples at one in `rate` from now on (the finest rate of the sessions it records for); safe
+  // from another thread while Run runs (one map update).
+  absl::Status SetSampleRate(uint32_t rate) { return engine_->SetSampleRate(rate); }
 
  private:
   Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine);

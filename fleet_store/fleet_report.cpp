@@ -160,7 +160,8 @@ absl::StatusOr<Report> BuildFleetReport(HttpClient& client, const TableName& tab
         if (host && target) {
           ++stats.matched;
         } else if (host) {
-          ++stats.host_only;
+          // A local block device's command is complete alone: no leftover of the join.
+          if (host->transport() != v1::TRANSPORT_LOCAL) ++stats.host_only;
         } else {
           ++stats.target_only;
         }

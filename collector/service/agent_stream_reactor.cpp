@@ -58,18 +58,20 @@ void AgentStreamReactor::AdoptSession(const v1::FileHeader& header) {
   }
   v1::StartSessionRequest request;
   request.set_name(name);
-  request.set_sample_rate(header.sample_rate());
-  request.set_salt(header.salt());
+  request.mutable_settings()->set_sample_rate(header.sample_rate());
+  request.mutable_settings()->set_salt(header.salt());
   std::set<std::string> hosts, targets;
   (hello_.role() == v1::ROLE_HOST ? hosts : targets).insert(hello_.hostname());
   std::vector<std::string> errors;
   for (const auto& [peer, reply] : peers_->List(&errors)) {
     for (const auto& info : reply.sessions()) {
       if (info.name() != name) continue;
-      if (info.duration_s() != 0) {
+      // The session as its first collector stored it: filters and duration too.
+      *request.mutable_settings() = info.settings();
+      if (info.settings().duration_s() != 0) {
         const int64_t end_ns = static_cast<int64_t>(info.start_wall_ns()) +
-                               int64_t{info.duration_s()} * 1'000'000'000;
-        request.set_duration_s(static_cast<uint32_t>(
+                               int64_t{info.settings().duration_s()} * 1'000'000'000;
+        request.mutable_settings()->set_duration_s(static_cast<uint32_t>(
             std::max<int64_t>(1, (end_ns - registry_->Now() + 999'999'999) / 1'000'000'000)));
       }
       // The agents it chose that are connected here too (a start must name connected ones).

@@ -223,7 +223,6 @@ v1::ListSessionsReply MergeLists(
           (ours.start_wall_ns() == 0 || theirs.start_wall_ns() < ours.start_wall_ns()))
         ours.set_start_wall_ns(theirs.start_wall_ns());
       ours.set_stop_wall_ns(std::max(ours.stop_wall_ns(), theirs.stop_wall_ns()));
-      ours.set_duration_s(std::max(ours.duration_s(), theirs.duration_s()));
       ours.set_matched(ours.matched() + theirs.matched());
       ours.set_host_only(ours.host_only() + theirs.host_only());
       ours.set_target_only(ours.target_only() + theirs.target_only());

@@ -57,6 +57,8 @@ absl::Status CollectorServer::Start() {
   registry_options.data_dir = options_.data_dir;
   registry_options.join.window_ns = static_cast<int64_t>(options_.join_window_s * 1e9);
   registry_options.join_threads = options_.join_threads;
+  registry_options.fleet_salt = options_.fleet_salt;
+  registry_options.standing = options_.standing;
   if (!options_.clickhouse_url.empty()) {
     if (auto st = StartFleet(); !st.ok()) return st;
     registry_options.fleet = fleet_.get();

@@ -40,6 +40,8 @@ struct ServerOptions {
   // The other collectors of a ring (docs/control-plane.md, "Several collectors").
   std::vector<std::string> peers;
   std::string peers_file;
+  uint64_t fleet_salt = 0;        // RegistryOptions::fleet_salt
+  v1::RecordingSettings standing;  // RegistryOptions::standing
 };
 
 class CollectorServer {

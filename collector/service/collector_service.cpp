@@ -97,7 +97,7 @@ grpc::ServerUnaryReactor* CollectorService::StartSession(grpc::CallbackServerCon
   // Here first (the salt is chosen), then every peer with the same salt: an agent records one
   // recording whichever collector's start reaches it first.
   v1::StartSessionRequest forwarded = *request;
-  forwarded.set_salt(started->salt());
+  forwarded.mutable_settings()->set_salt(started->settings().salt());
   const std::vector<std::string> errors = peers->StartSession(forwarded);
   *reply = FleetInfo(registry_, peers, request->name()).value_or(*started);
   for (const std::string& e : errors) reply->add_notes(e);
@@ -133,16 +133,20 @@ grpc::ServerUnaryReactor* CollectorService::ListSessions(grpc::CallbackServerCon
 }
 
 grpc::ServerWriteReactor<v1::WatchUpdate>* CollectorService::Watch(
-    grpc::CallbackServerContext* context, const v1::WatchRequest* request) {
+    grpc::CallbackServerContext* context, const v1::WatchRequest* asked) {
+  // No name: the standing session when the collector has one (else every running session).
+  v1::WatchRequest named = *asked;
+  if (named.session().empty()) named.set_session(registry_->standing_session());
+  const v1::WatchRequest* request = &named;
   // Without this a mistyped name would be watched forever, printing empty intervals.
   if (absl::Status st = registry_->Watchable(request->session()); !st.ok()) {
     return new RefusedStream<v1::WatchUpdate>(common::ToGrpc(st));
   }
   // In a ring, every interval carries the peers' groups too.
   if (CollectorPeers* peers = FleetPeers(context)) {
-    return new FleetWatchReactor(&registry_->watch(), peers, *request, registry_->Now());
+    return new FleetWatchReactor(context, &registry_->watch(), peers, *request, registry_->Now());
   }
-  return new WatchReactor(&registry_->watch(), *request, registry_->Now());
+  return new WatchReactor(context, &registry_->watch(), *request, registry_->Now());
 }
 
 grpc::ServerUnaryReactor* CollectorService::Report(grpc::CallbackServerContext* context,
@@ -165,13 +169,15 @@ grpc::ServerUnaryReactor* CollectorService::Report(grpc::CallbackServerContext* 
 grpc::ServerUnaryReactor* CollectorService::Compare(grpc::CallbackServerContext* context,
                                                     const v1::CompareRequest* request,
                                                     v1::RenderedOutput* reply) {
+  // The HTML page draws both runs' distributions.
+  const ReportExtras extras{.charts = request->format() == v1::OUTPUT_HTML};
   auto base_files = Gather(context, request->base_session());
   if (!base_files.ok()) return Done(context, base_files.status());
-  auto base = SessionReport(base_files->session);
+  auto base = SessionReport(base_files->session, extras);
   if (!base.ok()) return Done(context, base.status());
   auto next_files = Gather(context, request->new_session());
   if (!next_files.ok()) return Done(context, next_files.status());
-  auto next = SessionReport(next_files->session);
+  auto next = SessionReport(next_files->session, extras);
   if (!next.ok()) return Done(context, next.status());
   const Comparison comparison = ntprof::Compare(*base, *next);
   switch (request->format()) {

@@ -1,6 +1,7 @@
 #include "fleet_watch_reactor.h"
 
 #include "absl/strings/str_cat.h"
+#include "watch_end.h"
 #include "watch_merge.h"
 
 namespace ntprof::collector {
@@ -10,9 +11,10 @@ constexpr auto kReopenEvery = std::chrono::seconds(2);
 
 }  // namespace
 
-FleetWatchReactor::FleetWatchReactor(WatchHub* hub, CollectorPeers* peers,
-                                     const v1::WatchRequest& request, int64_t now_ns)
-    : hub_(hub), peers_(peers), request_(request) {
+FleetWatchReactor::FleetWatchReactor(grpc::CallbackServerContext* context, WatchHub* hub,
+                                     CollectorPeers* peers, const v1::WatchRequest& request,
+                                     int64_t now_ns)
+    : WatchWriter(context, request.session()), hub_(hub), peers_(peers), request_(request) {
   for (const std::string& address : peers_->Addresses()) {
     auto peer = std::make_unique<Peer>();
     peer->address = address;
@@ -56,6 +58,14 @@ void FleetWatchReactor::FollowPeer(Peer* peer) {
         changed_.notify_all();
       }
       const grpc::Status status = reader->Finish();
+      if (status.ok() && context.GetServerTrailingMetadata().count(common::kWatchEndKey) != 0) {
+        std::lock_guard lock(mu_);
+        peer->context = nullptr;
+        peer->streaming = false;
+        peer->ended = true;
+        changed_.notify_all();
+        return;
+      }
       error = status.error_message().empty() ? "its watch ended" : status.error_message();
     }
     std::unique_lock lock(mu_);
@@ -75,7 +85,15 @@ void FleetWatchReactor::MergeIntervals() {
       if (stopping_) return;
       local_ready_ = false;
     }
-    while (auto local = subscription_->Next()) {
+    while (true) {
+      const bool ended = subscription_->ended();  // first: see WatchSubscription::ended
+      auto local = subscription_->Next();
+      if (!local) {
+        if (!ended) break;
+        all_merged_ = true;
+        WriteNext();
+        return;
+      }
       v1::WatchUpdate merged = MergeOne(std::move(*local));
       {
         std::lock_guard lock(mu_);
@@ -96,12 +114,13 @@ v1::WatchUpdate FleetWatchReactor::MergeOne(v1::WatchUpdate local) {
     changed_.wait_for(lock, kPeerWait, [&] {
       if (stopping_) return true;
       for (const auto& p : peers_state_) {
-        if (p->pending.empty() && p->down.empty()) return false;
+        if (p->pending.empty() && p->down.empty() && !p->ended) return false;
       }
       return true;
     });
     for (auto& p : peers_state_) {
       if (p->pending.empty()) {
+        if (p->ended) continue;  // the session ended there: nothing is missing
         notes.push_back(absl::StrCat(
             "collector ", p->address, ": ",
             p->down.empty() ? absl::StrCat("no update within ", kPeerWait.count(), " ms (late)")

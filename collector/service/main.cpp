@@ -12,7 +12,11 @@
 #include "collector_server.h"
 #include "schema.h"
 #include "spdlog/spdlog.h"
+#include "list_option.h"
 #include "stop_signals.h"
+#include "whole_number.h"
+
+namespace v1 = ntprof::v1;
 
 int main(int argc, char** argv) {
   ntprof::collector::ServerOptions options;
@@ -41,6 +45,15 @@ still stored, and agents acked, on the thread that receives them. On a 2-core ma
 took 350,000 records/s from agents over gRPC and 2 threads 1.2x that (docs/scale.md); on more
 cores, more threads help a collector whose agents send more.
 
+With --standing-session NAME the collector runs session NAME whenever agents are connected: every
+agent that connects records it (1 in --standing-sample-rate, default 1000, with the
+--standing-subsystems and --standing-devices filters), across collector and agent restarts, with no
+end. `ntprofctl watch` with no name, /metrics and ClickHouse follow it; investigations (ntprofctl
+start) run beside it on the same agents, each with its own rate and filters. Every session samples
+with the fleet's salt (--fleet-salt, else one chosen once and kept in --data-dir), so an agent
+recording several samples once, at the finest rate, and each session keeps its own share
+(docs/control-plane.md, "The standing session and investigations").
+
 Several collectors share a fleet (a ring): every agent gets all of them (ntprofd serve
 --collector A --collector B, or --ring-file) and sends each record to the collector that owns its
 subsystem on a consistent-hash ring, so both halves of a command meet at one collector. Each
@@ -55,6 +68,7 @@ sockets).
 
 Examples:
   ntprof-collector --data-dir /tmp/ntprof
+  ntprof-collector --standing-session fleet --standing-sample-rate 1000   # always on
   ntprof-collector --listen 0.0.0.0:7420 --peer c2:7420 --peer c3:7420 \
       --tls-cert c1.pem --tls-key c1.key --tls-ca ca.pem   # one of three; c2, c3 name the others
   ntprof-collector --clickhouse http://localhost:8123            # rows into ntprof.commands
@@ -106,6 +120,24 @@ Examples:
   bool print_schema = false;
   app.add_flag("--print-schema", print_schema,
                "Print the CREATE statements of --clickhouse-table and exit");
+  v1::RecordingSettings* standing = &options.standing;
+  app.add_option_function<std::string>(
+      "--standing-session", [standing](const std::string& name) { standing->set_session(name); },
+      "A session that runs whenever agents are connected (watch, /metrics, ClickHouse)");
+  standing->set_sample_rate(1000);
+  app.add_option_function<uint32_t>(
+         "--standing-sample-rate",
+         [standing](uint32_t n) { standing->set_sample_rate(n); },
+         "The standing session samples one command in N (default 1000)")
+      ->check(ntprof::cli::WholeNumber<uint32_t>(1, 1u << 30));
+  ntprof::cli::AddListOption(&app, "--standing-subsystems", standing->mutable_subsystems(),
+                             "The standing session records only these subsystem NQNs");
+  ntprof::cli::AddListOption(&app, "--standing-devices", standing->mutable_devices(),
+                             "The standing session records only these block devices");
+  app.add_option("--fleet-salt", options.fleet_salt,
+                 "The sampling salt of every session (default: chosen once, kept in --data-dir; "
+                 "give every collector of a ring the same)")
+      ->check(ntprof::cli::WholeNumber<uint64_t>());
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error")->default_str("info");
   try {
     app.parse(argc, argv);
@@ -136,7 +168,13 @@ Examples:
     return st.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
   }
   for (size_t i = 0; i < options.listen.size(); ++i) {
-    spdlog::info("serving on {} (port {})", options.listen[i], server.ports()[i]);
+    // The port a TCP listener got (":0" picks one); gRPC says 1 for a unix socket, which has none.
+    const std::string& address = options.listen[i];
+    if (address.starts_with("unix:")) {
+      spdlog::info("serving on {}", address);
+    } else {
+      spdlog::info("serving on {} (port {})", address, server.ports()[i]);
+    }
   }
   if (!options.metrics_listen.empty()) {
     spdlog::info("metrics on {} (port {})", options.metrics_listen, server.metrics_port());

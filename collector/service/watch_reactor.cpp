@@ -1,12 +1,19 @@
 #include "watch_reactor.h"
 
+#include "absl/strings/str_cat.h"
+#include "watch_end.h"
+
 namespace ntprof::collector {
 
 void WatchWriter::WriteNext() {
   std::lock_guard lock(mu_);
   if (writing_ || finished_ || cancelled_) return;
+  const bool ended = Ended();  // first: an update queued before the end is still taken below
   auto update = NextUpdate();
-  if (!update) return;
+  if (!update) {
+    if (ended) FinishAsEnded();
+    return;
+  }
   current_ = std::move(*update);
   writing_ = true;
   StartWrite(&current_);
@@ -29,6 +36,14 @@ void WatchWriter::OnWriteDone(bool ok) {
   WriteNext();
 }
 
+void WatchWriter::FinishAsEnded() {
+  finished_ = true;
+  context_->AddTrailingMetadata(
+      common::kWatchEndKey, absl::StrCat("session '", session_, "' ended; `ntprofctl report ",
+                                         session_, "` shows what it recorded"));
+  Finish(grpc::Status::OK);
+}
+
 void WatchWriter::OnCancel() {
   Cancelled();
   std::lock_guard lock(mu_);
@@ -40,8 +55,9 @@ void WatchWriter::OnCancel() {
   }
 }
 
-WatchReactor::WatchReactor(WatchHub* hub, const v1::WatchRequest& request, int64_t now_ns)
-    : hub_(hub) {
+WatchReactor::WatchReactor(grpc::CallbackServerContext* context, WatchHub* hub,
+                           const v1::WatchRequest& request, int64_t now_ns)
+    : WatchWriter(context, request.session()), hub_(hub) {
   subscription_ = hub_->Subscribe(
       WatchFilter::From(request), [this] { WriteNext(); }, now_ns);
 }

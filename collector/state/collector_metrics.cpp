@@ -64,7 +64,8 @@ void CollectorMetrics::AddAgentLosses(const v1::LossCounters& delta) {
   AddLosses(delta, &losses_);
 }
 
-void CollectorMetrics::ObserveCommand(const v1::Record* host, const v1::Record* target) {
+void CollectorMetrics::ObserveCommand(const std::string& session, const v1::Record* host,
+                                      const v1::Record* target) {
   auto breakdown = BreakDown(host, target);
   if (!breakdown) return;
   const v1::Record& identity = host ? *host : *target;
@@ -74,7 +75,7 @@ void CollectorMetrics::ObserveCommand(const v1::Record* host, const v1::Record* 
   for (size_t s = 0; s < kStageCount; ++s) {
     if (!breakdown->stages[s]) continue;
     const double seconds = static_cast<double>(*breakdown->stages[s]) / 1e9;
-    Histogram& h = stages_[{std::string(StageId(static_cast<Stage>(s))), op, role}];
+    Histogram& h = stages_[{session, std::string(StageId(static_cast<Stage>(s))), op, role}];
     size_t b = 0;
     while (b < kBuckets && seconds > kBounds[b]) ++b;
     if (b < kBuckets) ++h.counts[b];
@@ -108,9 +109,9 @@ std::string CollectorMetrics::RenderPrometheus() const {
   AppendFamilyHeader(&out, {"ntprof_stage_latency_seconds", "Sampled command time per stage"},
                      "histogram");
   for (const auto& [key, h] : stages_) {
-    const auto& [stage, op, role] = key;
-    const std::string labels =
-        absl::StrFormat("stage=\"%s\",op=\"%s\",role=\"%s\"", stage, op, role);
+    const auto& [session, stage, op, role] = key;
+    const std::string labels = absl::StrFormat(
+        "session=\"%s\",stage=\"%s\",op=\"%s\",role=\"%s\"", session, stage, op, role);
     uint64_t cumulative = 0;
     for (size_t b = 0; b < kBuckets; ++b) {
       cumulative += h.counts[b];

@@ -1,5 +1,6 @@
 // What the collector exposes to Prometheus (GET /metrics): per-stage latency histograms with
-// low-cardinality labels (stage, op, role = which halves: joined, host, target), the agents' loss
+// low-cardinality labels (session, stage, op, role = which halves: joined, host, target; a
+// session's histograms stay until the collector restarts), the agents' loss
 // counters per cause, and the collector's own counters (duplicates, gaps, refused input, drops).
 #pragma once
 
@@ -54,8 +55,10 @@ class CollectorMetrics {
   }
   // Increase of an agent's cumulative loss counters since its previous batch.
   void AddAgentLosses(const v1::LossCounters& delta);
-  // One outcome of a live join (or one half of a single-side session).
-  void ObserveCommand(const v1::Record* host, const v1::Record* target);
+  // One complete command of a session: a pair of its live join, a record of a session recorded on
+  // one side only, or a local block device's record.
+  void ObserveCommand(const std::string& session, const v1::Record* host,
+                      const v1::Record* target);
 
   void SetGauge(Gauge gauge, double value);
   std::string RenderPrometheus() const;
@@ -70,8 +73,8 @@ class CollectorMetrics {
 
   std::array<std::atomic<uint64_t>, static_cast<size_t>(Counter::kCount)> counters_{};
   mutable std::mutex mu_;
-  std::map<std::tuple<std::string, std::string, std::string>, Histogram>
-      stages_;  // stage, op, role
+  std::map<std::tuple<std::string, std::string, std::string, std::string>, Histogram>
+      stages_;  // session, stage, op, role
   v1::LossCounters losses_;
   std::array<double, static_cast<size_t>(Gauge::kCount)> gauges_{};
 };

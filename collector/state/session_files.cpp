@@ -100,6 +100,7 @@ absl::Status SessionFiles::Recover(std::map<AgentKey, std::set<uint64_t>>* held)
       seqs.insert(batch.seq());
       Count(batch, &totals_[file.agent.hostname]);
     }
+    file.open_when_collector_stopped = !(*reader)->finalized();
     SetHeader(file.agent, (*reader)->header());
     next_segment_[file.agent] = std::max(next_segment_[file.agent], file.segment + 1);
     files_.push_back(file);

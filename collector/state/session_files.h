@@ -27,6 +27,9 @@ struct StoredFile {
   AgentKey agent;
   v1::Role role = v1::ROLE_UNKNOWN;
   int segment = 0;
+  // Found open (no trailer) when the collector started: the collector stopped (killed, crashed,
+  // restarted) while the agent was still recording into it.
+  bool open_when_collector_stopped = false;
 };
 
 class SessionFiles {

@@ -1,12 +1,13 @@
 // The collector's state behind a plain C++ interface (the gRPC handlers only translate): the
-// connected agents, the sessions, what each agent's stream already delivered, the live join and
-// watch. Everything a session stored lives under data_dir, so a restarted collector knows its
+// connected agents (AgentRoster), the sessions (Session), what each agent's stream already
+// delivered (AgentSequences), and where a session's data goes (SessionSink: files, metrics, watch,
+// ClickHouse). Everything a session stored lives under data_dir, so a restarted collector knows its
 // sessions and which sequence numbers it holds, and a replaying agent is counted once.
 //
-//   data_dir/sessions/<name>/session.pb        the session's settings and state (SessionInfo)
+//   data_dir/sessions/<name>/session.pb        the session's settings and state (session_store.h)
 //   data_dir/sessions/<name>/*.ntp             its records, one file per agent (SessionFiles)
-//   data_dir/agents/<hostname>-<epoch>.lost    sequence numbers agents declared lost
-//   data_dir/agents/<hostname>-<epoch>.dropped numbers acked but stored nowhere (no such session)
+//   data_dir/agents/...                        sequence numbers held elsewhere (AgentSequences)
+//   data_dir/fleet.salt                        the salt of every session (session_settings.h)
 #pragma once
 
 #include <filesystem>
@@ -19,13 +20,16 @@
 
 #include "absl/status/statusor.h"
 #include "agent_channel.h"
+#include "agent_roster.h"
+#include "agent_sequences.h"
 #include "collector_metrics.h"
+#include "fleet_sink.h"
 #include "join_shards.h"
-#include "live_join.h"
-#include "row_writer.h"
 #include "ntprof/v1/collector.pb.h"
-#include "sequence_tracker.h"
+#include "row_writer.h"
+#include "session.h"
 #include "session_files.h"
+#include "session_sink.h"
 #include "watch_hub.h"
 
 namespace ntprof::collector {
@@ -41,6 +45,13 @@ struct RegistryOptions {
   // Threads the live joins run on, commands partitioned by subsystem NQN (JoinShards); 1 = on the
   // thread that ingests, as records arrive.
   size_t join_threads = 1;
+  // The salt of every session that names none (--fleet-salt); 0 = the one data_dir/fleet.salt
+  // holds, chosen at random the first time.
+  uint64_t fleet_salt = 0;
+  // The standing session (--standing-session; session() "" = none): its settings (rate, filters;
+  // never a duration). It runs whenever agents are connected: every agent that connects records
+  // it, and it survives collector and agent restarts. Investigations run beside it.
+  v1::RecordingSettings standing;
 };
 
 // A session's stored files, for Report, Compare and Export.
@@ -72,6 +83,9 @@ class SessionRegistry {
   absl::Status Watchable(const std::string& name) const;
   v1::ListSessionsReply List() const;
   absl::StatusOr<StoredSession> Stored(const std::string& name) const;
+  uint64_t fleet_salt() const { return fleet_salt_; }
+  // The standing session's name, "" when there is none: what `watch` with no name follows.
+  const std::string& standing_session() const { return options_.standing.session(); }
 
   WatchHub& watch() { return watch_; }
   // About once a second: expires the live joins, ends sessions past their duration, emits watch
@@ -80,49 +94,36 @@ class SessionRegistry {
   int64_t Now() const { return options_.wall_clock_ns(); }
 
  private:
-  struct Session;
-  struct Agent {
-    v1::AgentHello hello;
-    AgentKey key;
-    std::string peer;
-  };
-
   SessionRegistry(RegistryOptions options, CollectorMetrics* metrics);
   absl::Status Load();
+  // Creates the standing session, or checks the stored one has the configured settings; a
+  // standing session no longer configured stops.
+  absl::Status OpenStanding();
   std::unique_ptr<Session> NewSession(v1::SessionInfo info);
   absl::Status Persist(const Session& session) const;
   v1::SessionInfo InfoOf(const Session& session) const;
+  // Sends the session's settings to one of its agents.
+  void SendStart(const Session& session, const ConnectedAgentEntry& agent, v1::Role role) const;
   void StopLocked(Session* session);
-  // The session's joins, one per shard: records go to their subsystem's shard; fn runs on every
-  // shard's join once that shard ran what was queued for it.
-  void Join(Session* session, google::protobuf::RepeatedPtrField<v1::Record>* records, int64_t now);
-  void ForEachJoin(const Session& session, const std::function<void(LiveJoin&)>& fn) const;
-  JoinStats JoinStatsOf(const Session& session) const;
-  // Expires the session's joins (halves older than the window leave); what still waits.
-  size_t ExpireJoins(const Session& session, int64_t now) const;
-  // The session owes rows to ClickHouse from now on: its marker makes a restart reload it.
-  absl::Status OweFleetRows(Session* session);
-  // Feeds a session's stored records through its join again, for the fleet store only.
-  void ReloadIntoFleet(Session* session);
-  void TickFleet(int64_t now);
-  void RecordFailure(Session* session, const Agent& agent, const std::string& why);
-  // Moves the message's records into the session's file and join.
-  absl::Status Store(const Agent& agent, v1::AgentMessage& message);
-  absl::Status StoreBatch(const Agent& agent, Session* session, v1::SessionBatch* batch);
-  void RememberLost(const AgentKey& agent, const v1::SequenceGap& gap);
-  absl::Status RememberDropped(const AgentKey& agent, uint64_t seq);
-  absl::Status AppendSequences(const AgentKey& agent, const char* kind, uint64_t first,
-                               uint64_t last);
-  const Agent* ConnectedHost(const std::string& hostname) const;
+  void RecordFailure(Session* session, const ConnectedAgentEntry& agent, const std::string& why);
+  void NoteLost(const AgentKey& agent, const v1::SequenceGap& gap);
+  // Moves the message's records into the session's sinks and join.
+  absl::Status Store(const ConnectedAgentEntry& agent, v1::AgentMessage& message);
+  absl::Status StoreBatch(const ConnectedAgentEntry& agent, Session* session,
+                          v1::SessionBatch* batch);
 
   RegistryOptions options_;
   CollectorMetrics* metrics_;
+  uint64_t fleet_salt_ = 0;
   WatchHub watch_;
+  // Where sessions' data goes, files first; fleet_ is one of them (or null).
+  std::vector<std::unique_ptr<SessionSink>> sink_owners_;
+  std::vector<SessionSink*> sinks_;
+  FleetSink* fleet_ = nullptr;
   mutable std::mutex mu_;
-  std::map<AgentChannel*, Agent> agents_;
-  std::map<AgentKey, SequenceTracker> sequences_;
+  AgentRoster agents_;
+  AgentSequences sequences_;
   std::map<std::string, std::unique_ptr<Session>> sessions_;
-  clickhouse::WriterStats fleet_seen_;  // what Tick already added to the metrics
   // Last: its threads stop (after running what is queued) before the sessions they join go.
   std::unique_ptr<JoinShards> shards_;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -16,6 +17,14 @@ namespace {
 bool AboutOpenFile(const std::string& note) {
   return note.find(": not finalized") != std::string::npos ||
          note.find(": truncated;") != std::string::npos;
+}
+
+// The stored file a note of the file tools is about ("<path>: ..."), or nullptr.
+const StoredFile* FileOfNote(const std::string& note, const std::vector<StoredFile>& files) {
+  for (const StoredFile& f : files) {
+    if (absl::StartsWith(note, absl::StrCat(f.path, ": "))) return &f;
+  }
+  return nullptr;
 }
 
 // Files an agent went on from in a later segment: a collector restart cut them (the agent replayed
@@ -33,11 +42,63 @@ std::set<std::string> ContinuedFiles(const std::vector<StoredFile>& files) {
   return continued;
 }
 
-bool AboutFile(const std::string& note, const std::set<std::string>& paths) {
-  for (const std::string& path : paths) {
-    if (absl::StartsWith(note, absl::StrCat(path, ": "))) return true;
+// What the session's report says about a file the file tools found open or cut: nothing while the
+// session runs (its files are being written) or when the agent went on in a later segment; the
+// collector's stop when that is what left it open (the tools' note would blame the agent, and name
+// a flag the collector already uses); else the tools' note.
+std::optional<std::string> OpenFileNote(const std::string& note, const StoredFile* file,
+                                        const StoredSession& session,
+                                        const std::set<std::string>& continued) {
+  if (session.running || (file && continued.count(file->path) != 0)) return std::nullopt;
+  if (file && file->open_when_collector_stopped) {
+    return absl::StrCat(ExportName(*file),
+                        ": the collector stopped (killed, crashed or restarted) before this file "
+                        "was closed, and ",
+                        file->agent.hostname,
+                        " sent nothing more for the session since; read up to its last batch");
   }
-  return false;
+  return note;
+}
+
+// One setting of recording files: a file can be read with another only when they share it.
+struct Settings {
+  v1::FileHeader header;  // its sample rate, salt and session
+  std::set<std::string> agents;
+};
+
+// Files whose sample rate, salt or session differ from those most of the session's agents recorded
+// with cannot be joined with theirs: they are left out of the report, each named in a note, so one
+// such agent does not hide what the others recorded.
+absl::StatusOr<std::vector<StoredFile>> FilesThatFit(const std::vector<StoredFile>& files,
+                                                     std::vector<std::string>* notes) {
+  std::vector<v1::FileHeader> headers;
+  std::vector<Settings> settings;  // in the order first seen
+  for (const StoredFile& f : files) {
+    auto reader = NtpReader::Open(f.path, NtpReadOptions{.salvage = true});
+    if (!reader.ok()) return reader.status();
+    headers.push_back((*reader)->header());
+    auto same = std::find_if(settings.begin(), settings.end(), [&](const Settings& s) {
+      return MisfitOf(headers.back(), s.header).what.empty();
+    });
+    if (same == settings.end()) same = settings.insert(settings.end(), {headers.back(), {}});
+    same->agents.insert(f.agent.hostname);
+  }
+  // The most agents' settings; of equals, the first file's.
+  const Settings& most = *std::max_element(
+      settings.begin(), settings.end(),
+      [](const Settings& a, const Settings& b) { return a.agents.size() < b.agents.size(); });
+  std::vector<StoredFile> fit;
+  for (size_t i = 0; i < files.size(); ++i) {
+    const HeaderMisfit misfit = MisfitOf(headers[i], most.header);
+    if (misfit.what.empty()) {
+      fit.push_back(files[i]);
+      continue;
+    }
+    notes->push_back(absl::StrCat(ExportName(files[i]), ": ", misfit.what, " (that of the ",
+                                  most.agents.size(), " agent(s) it differs from): left out of "
+                                  "this report, its commands cannot be joined with theirs"));
+  }
+  return fit;
 }
 
 }  // namespace
@@ -47,9 +108,12 @@ absl::StatusOr<Report> SessionReport(const StoredSession& session, ReportExtras 
     return absl::FailedPreconditionError(absl::StrCat(
         "session '", session.name, "' has no records yet; `ntprofctl status` shows its agents"));
   }
+  std::vector<std::string> left_out;
+  auto files = FilesThatFit(session.files, &left_out);
+  if (!files.ok()) return files.status();
   std::vector<std::string> paths;
   std::vector<std::pair<std::string, std::string>> short_names;
-  for (const StoredFile& f : session.files) {
+  for (const StoredFile& f : *files) {
     paths.push_back(f.path);
     short_names.emplace_back(f.path, ExportName(f));
   }
@@ -62,13 +126,15 @@ absl::StatusOr<Report> SessionReport(const StoredSession& session, ReportExtras 
   auto report = set->BuildReport();
   if (!report.ok()) return report.status();
   report->title = absl::StrCat("session ", session.name);
-  const std::set<std::string> continued = ContinuedFiles(session.files);
+  const std::set<std::string> continued = ContinuedFiles(*files);
   std::vector<std::string> notes;
   for (const std::string& note : report->notes) {
-    if (AboutOpenFile(note) && (session.running || AboutFile(note, continued))) continue;
-    notes.push_back(absl::StrReplaceAll(note, short_names));
+    std::optional<std::string> said = note;
+    if (AboutOpenFile(note)) said = OpenFileNote(note, FileOfNote(note, *files), session, continued);
+    if (said) notes.push_back(absl::StrReplaceAll(*said, short_names));
   }
   // What the files cannot tell: batches an agent declared lost, agents that could not record.
+  notes.insert(notes.begin(), left_out.begin(), left_out.end());
   notes.insert(notes.begin(), session.notes.begin(), session.notes.end());
   if (session.running) {
     notes.insert(notes.begin(), absl::StrCat("session ", session.name,

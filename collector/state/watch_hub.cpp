@@ -78,7 +78,7 @@ void WatchHub::Dispatch(const std::string& session, uint32_t sample_rate, const 
                         const v1::Record* target) {
   std::lock_guard lock(mu_);
   for (auto& s : subscriptions_) {
-    if (!s->filter_.Keeps(session, host, target)) continue;
+    if (s->ended_ || !s->filter_.Keeps(session, host, target)) continue;
     s->summaries_.try_emplace(session, sample_rate).first->second.Add(host, target);
   }
 }
@@ -88,7 +88,7 @@ void WatchHub::DispatchCounters(const std::string& session, uint32_t sample_rate
   std::lock_guard lock(mu_);
   for (auto& s : subscriptions_) {
     const WatchFilter& f = s->filter_;
-    if (!f.session.empty() && f.session != session) continue;
+    if (s->ended_ || (!f.session.empty() && f.session != session)) continue;
     if (!Listed(f.hosts, agent)) continue;  // counters come from hosts
     s->summaries_.try_emplace(session, sample_rate).first->second.AddCounters(counters);
   }
@@ -134,8 +134,20 @@ uint64_t WatchHub::Tick(int64_t now_ns) {
   for (auto& s : subscriptions_) {
     // Ticks come about once a second; a little early still counts as the interval's end.
     constexpr int64_t kTickSlack = 100'000'000;
-    if (now_ns - s->interval_start_ns_ < s->filter_.interval_ns - kTickSlack) continue;
+    if (s->ended_ || now_ns - s->interval_start_ns_ < s->filter_.interval_ns - kTickSlack) continue;
     if (!s->queue_.Push(Summarize(s.get(), now_ns))) ++dropped;
+    s->notify_();
+  }
+  return dropped;
+}
+
+uint64_t WatchHub::EndSession(const std::string& session, int64_t now_ns) {
+  std::lock_guard lock(mu_);
+  uint64_t dropped = 0;
+  for (auto& s : subscriptions_) {
+    if (s->ended_ || s->filter_.session != session) continue;
+    if (!s->queue_.Push(Summarize(s.get(), now_ns))) ++dropped;
+    s->ended_ = true;  // after the push: see WatchSubscription::ended
     s->notify_();
   }
   return dropped;

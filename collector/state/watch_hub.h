@@ -4,6 +4,7 @@
 // and never slows ingestion.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -36,6 +37,9 @@ class WatchSubscription {
   // The next update to send, with the client's drop count filled in.
   std::optional<v1::WatchUpdate> Next();
   uint64_t dropped() const { return queue_.dropped(); }
+  // The watched session ended: its last (partial) interval is queued, nothing follows. Ask before
+  // Next(): once this is true, a Next() that finds nothing means everything was taken.
+  bool ended() const { return ended_; }
 
  private:
   friend class WatchHub;
@@ -44,6 +48,7 @@ class WatchSubscription {
   std::function<void()> notify_;  // called (under the hub's lock) when an update is queued
   std::map<std::string, IntervalSummary> summaries_;  // per session
   int64_t interval_start_ns_ = 0;
+  std::atomic<bool> ended_ = false;
 };
 
 class WatchHub {
@@ -61,6 +66,9 @@ class WatchHub {
                         const v1::DeviceCounters& counters);
   // Queues an update for every client whose interval ended; returns updates dropped meanwhile.
   uint64_t Tick(int64_t now_ns);
+  // Session `session` stopped: every client watching it alone gets its last interval (up to now)
+  // and is told the watch is over (WatchSubscription::ended). Returns updates dropped meanwhile.
+  uint64_t EndSession(const std::string& session, int64_t now_ns);
 
   size_t clients() const;
 

@@ -1,14 +1,18 @@
 #include "recordings.h"
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <future>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "loss_counters.h"
+#include "monotonic_clock.h"
 #include "recorder.h"
+#include "recording_settings.h"
 #include "spdk_recorder.h"
 #include "spdlog/spdlog.h"
 
@@ -20,7 +24,8 @@ struct Recordings::Recording {
   uint64_t spool_full_at_start = 0;  // the spool's loss is counted per recording from its start
   std::atomic<bool> stop{false};
   std::atomic<bool> done{false};
-  std::thread thread;
+  std::unique_ptr<Sink> sink;  // its share of the recorder's batches goes out here
+  std::shared_ptr<Shared> owner;  // the recorder it joined
   std::promise<absl::StatusOr<v1::FileHeader>> started;
   std::promise<absl::StatusOr<v1::FileTrailer>> finished;
   std::shared_future<absl::StatusOr<v1::FileTrailer>> finished_future;
@@ -38,30 +43,28 @@ struct Recordings::Recording {
     }
     stop = true;
   }
-  // The recorder's own reason (duration elapsed, device gone) unless it was asked to stop.
-  template <typename AnyRecorder>  // Recorder (kernel) or spdk::SpdkRecorder
-  std::string StopReason(const AnyRecorder& recorder) {
-    if (!stop) return recorder.stop_reason();
+  // Why it ended: who asked, else the recording's own reason (duration elapsed, device gone).
+  std::string StopReason(const std::string& own) {
+    if (!stop) return own;
     std::lock_guard lock(mu);
     return stop_reason;
   }
 };
 
-namespace {
-
-// A session that names subsystems keeps only their commands: the others never leave the agent.
-// (The batch's device counters still count every command of the watched devices.)
-void KeepSubsystems(const google::protobuf::RepeatedPtrField<std::string>& keep,
-                    v1::RecordBatch* batch) {
-  if (keep.empty()) return;
-  auto* records = batch->mutable_records();
-  auto kept_end = std::remove_if(records->begin(), records->end(), [&](const v1::Record& r) {
-    return std::find(keep.begin(), keep.end(), r.subsys_nqn()) == keep.end();
-  });
-  records->erase(kept_end, records->end());
-}
-
-}  // namespace
+struct Recordings::Shared {
+  uint64_t salt = 0;
+  std::string device;  // what the recorder watches ("" = every device of the transport)
+  std::string first_session;
+  SessionFanOut fan_out;
+  std::thread thread;
+  std::atomic<bool> done{false};
+  std::mutex mu;  // guards the fields below
+  bool attached = false;
+  v1::FileHeader header;  // the recorder's
+  std::function<absl::Status(uint32_t)> set_rate;
+  std::function<std::string()> own_reason;  // the recorder's stop reason
+  std::vector<std::shared_ptr<Recording>> waiting;  // joined before the recorder attached
+};
 
 // Where a recording's batches go: the spool (collector recordings) and the Record callers.
 class Recordings::Sink : public BatchSink {
@@ -69,8 +72,11 @@ class Recordings::Sink : public BatchSink {
   Sink(Recordings* owner, Recording* recording) : owner_(owner), recording_(recording) {}
 
   absl::Status WriteBatch(const v1::RecordBatch& batch) override {
-    v1::RecordBatch b = batch;
-    KeepSubsystems(recording_->settings.subsystems(), &b);
+    return WriteOwnedBatch(v1::RecordBatch(batch));
+  }
+
+  // The session's share of the recorder's batch (SessionFanOut).
+  absl::Status WriteOwnedBatch(v1::RecordBatch&& b) override {
     // The spool's loss is the agent's, not the kernel's: it rides in-band with every batch.
     b.mutable_losses()->set_spool_full(SpoolLoss());
     {
@@ -145,6 +151,29 @@ Recordings::Recordings(AgentConfig config, CollectorRing* ring, const KernelFact
 
 Recordings::~Recordings() { StopAll("stopped: the agent is shutting down"); }
 
+std::string Recordings::DeviceOf(const v1::RecordingSettings& settings) const {
+  return settings.devices_size() > 0 ? settings.devices(0) : config_.device;
+}
+
+std::string Recordings::Incompatibility(const Shared& shared,
+                                        const v1::RecordingSettings& settings) const {
+  if (!config_.spdk.empty()) {
+    return absl::StrCat("already recording session ", shared.first_session,
+                        "; with --spdk an agent records one session at a time: stop it first");
+  }
+  if (settings.salt() != shared.salt) {
+    return absl::StrCat("session ", shared.first_session, " records with salt ", shared.salt,
+                        ", this one with ", settings.salt(), "; sessions on one agent share one ",
+                        "salt: start it without --salt (the collector gives it the fleet's)");
+  }
+  if (!shared.device.empty() && DeviceOf(settings) != shared.device) {
+    return absl::StrCat("session ", shared.first_session, " records only device ", shared.device,
+                        "; a session on another device (or on all) cannot share this agent's ",
+                        "recorder: name --devices ", shared.device, " or stop it first");
+  }
+  return "";
+}
+
 absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
     const v1::RecordingSettings& settings, bool spooled) {
   const std::string& name = settings.session();
@@ -156,34 +185,116 @@ absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
         absl::StrCat("this agent records as ", RoleName(config_.role),
                      "; start another ntprofd with --role for the other role"));
   }
-  if (settings.sample_rate() == 0)
-    return absl::InvalidArgumentError("sample rate N must be at least 1");
+  if (auto st = CheckRecordingSettings(settings); !st.ok()) return st;
   if (settings.devices_size() > 1) {
     return absl::InvalidArgumentError(absl::StrCat("one device per agent recording (got ",
                                                    absl::StrJoin(settings.devices(), ", "), ")"));
   }
-  std::lock_guard lock(mu_);
-  ReapLocked();
-  if (!running_.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("already recording session ", running_.begin()->first,
-                     "; stop it first (one recording at a time per agent)"));
-  }
   auto r = std::make_shared<Recording>();
   r->settings = settings;
   r->spooled = spooled;
-  r->spool_full_at_start = ring_->Stats().spool_full_lost;
   r->finished_future = r->finished.get_future().share();
+  std::unique_lock lock(mu_);
+  while (true) {
+    ReapLocked();
+    if (running_.count(name) != 0) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("already recording session ", name, " on this agent"));
+    }
+    if (!shared_ || shared_->done) break;
+    if (std::string why = Incompatibility(*shared_, settings); !why.empty())
+      return absl::FailedPreconditionError(why);
+    r->spool_full_at_start = ring_->Stats().spool_full_lost;
+    if (spooled) std::ofstream(MarkerOf(name)).close();
+    running_[name] = r;
+    if (Join(shared_, r)) return r;
+    running_.erase(name);
+    // Its last session just left: the recorder is draining; a new one follows once it is done.
+    std::shared_ptr<Shared> ending = shared_;
+    lock.unlock();
+    while (!ending->done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    lock.lock();
+  }
+  auto shared = std::make_shared<Shared>();
+  shared->salt = settings.salt();
+  shared->device = DeviceOf(settings);
+  shared->first_session = name;
+  r->spool_full_at_start = ring_->Stats().spool_full_lost;
   if (spooled) std::ofstream(MarkerOf(name)).close();
   running_[name] = r;
-  r->thread = std::thread([this, r] { Run(r); });
+  Join(shared, r);
+  if (shared_) finished_.push_back(shared_);
+  shared_ = shared;
+  shared->thread = std::thread([this, shared, settings] { RunShared(shared, settings); });
   return r;
 }
 
-// The kernel's BPF programs, or the SPDK processes the agent was given (--spdk): same settings,
-// same sink, same spool.
-void Recordings::Run(std::shared_ptr<Recording> r) {
+bool Recordings::Join(const std::shared_ptr<Shared>& shared, std::shared_ptr<Recording> r) {
+  std::lock_guard lock(shared->mu);
+  if (shared->attached && shared->fan_out.stop()) return false;  // ending
+  r->owner = shared;
+  if (shared->attached) return OpenLocked(*shared, r, true);
+  shared->waiting.push_back(r);
+  return true;
+}
+
+bool Recordings::OpenLocked(Shared& shared, std::shared_ptr<Recording> r, bool recording_now) {
   const v1::RecordingSettings& s = r->settings;
+  const uint64_t start_mono = ClockNs(CLOCK_MONOTONIC);
+  const uint64_t end_mono =
+      s.duration_s() == 0 ? 0 : start_mono + uint64_t{s.duration_s()} * 1'000'000'000;
+  v1::FileHeader header = shared.header;
+  header.set_session(s.session());
+  header.set_sample_rate(s.sample_rate());
+  header.set_salt(s.salt());
+  header.set_start_wall_ns(ClockNs(CLOCK_REALTIME));
+  header.set_start_mono_ns(start_mono);
+  auto opened = [&] {
+    {
+      std::lock_guard lock(r->mu);
+      r->header = header;
+      r->header_known = true;
+      v1::RecordStreamMessage message;
+      *message.mutable_header() = header;
+      for (auto& f : r->feeds) f->Push(message);
+    }
+    if (r->spooled) {
+      if (auto st = ring_->AppendOpened(header); !st.ok())
+        spdlog::error("session {}: {}", s.session(), std::string(st.message()));
+    }
+  };
+  r->sink = std::make_unique<Sink>(this, r.get());
+  Shared* owner = &shared;
+  auto finished = [this, r, owner](absl::StatusOr<v1::FileTrailer> result,
+                                   const std::string& reason) {
+    Finish(r, std::move(result), reason.empty() && owner->own_reason ? owner->own_reason() : reason);
+    UpdateRate(*owner);
+  };
+  // Joining a recorder that already samples: only commands that start from now on, as a lone
+  // session would have; the recorder's first sessions take everything it sampled.
+  const uint64_t keep_from = recording_now ? start_mono : 0;
+  if (!shared.fan_out.Join(s, r->sink.get(), keep_from, end_mono, finished, opened)) return false;
+  spdlog::info("session {}: recording {}/{}, 1 in {}, salt {}", s.session(), RoleName(config_.role),
+               TransportName(config_.transport), s.sample_rate(), s.salt());
+  if (shared.set_rate) {
+    if (auto st = shared.set_rate(shared.fan_out.FinestRate()); !st.ok())
+      spdlog::error("session {}: {}", s.session(), std::string(st.message()));
+  }
+  r->started.set_value(header);
+  return true;
+}
+
+void Recordings::UpdateRate(Shared& shared) {
+  std::lock_guard lock(shared.mu);
+  const uint32_t rate = shared.fan_out.FinestRate();
+  if (shared.set_rate && rate != 0) {
+    if (auto st = shared.set_rate(rate); !st.ok()) spdlog::error("{}", std::string(st.message()));
+  }
+}
+
+// The kernel's BPF programs, or the SPDK processes the agent was given (--spdk): same settings,
+// same sinks, same spool.
+void Recordings::RunShared(std::shared_ptr<Shared> shared, v1::RecordingSettings s) {
   if (!config_.spdk.empty()) {
     spdk::SpdkRecordingOptions o;
     o.role = config_.role == Role::kTarget ? spdk::SpdkRole::kTarget : spdk::SpdkRole::kHost;
@@ -191,12 +302,11 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
     o.transport = config_.transport;
     o.sample_rate = s.sample_rate();
     o.salt = s.salt();
-    o.duration_s = s.duration_s();
     o.interval_s = config_.interval_s;
     o.session_name = s.session();
-    RunWith(r, spdk::SpdkRecorder::Start(o, [session = s.session()](const std::string& line) {
-              spdlog::info("session {}: {}", session, line);
-            }));
+    RunSharedWith(shared, spdk::SpdkRecorder::Start(o, [session = s.session()](const std::string& line) {
+                    spdlog::info("session {}: {}", session, line);
+                  }));
     return;
   }
   RecordingOptions o;
@@ -204,75 +314,82 @@ void Recordings::Run(std::shared_ptr<Recording> r) {
   o.session.transport = config_.transport;
   o.session.sample_rate = s.sample_rate();
   o.session.salt = s.salt();
-  o.session.device = s.devices_size() > 0 ? s.devices(0) : config_.device;
+  o.session.device = shared->device;
   o.session.btf_path = config_.btf_path;
-  o.duration_s = s.duration_s();
   o.interval_s = config_.interval_s;
   o.session_name = s.session();
-  RunWith(r, Recorder::Start(o, *facts_));
+  RunSharedWith(shared, Recorder::Start(o, *facts_));
 }
 
 template <typename AnyRecorder>
-void Recordings::RunWith(std::shared_ptr<Recording> r,
-                         absl::StatusOr<std::unique_ptr<AnyRecorder>> recorder) {
-  const v1::RecordingSettings& s = r->settings;
-  auto finish = [&](absl::StatusOr<v1::FileTrailer> result) {
-    std::vector<std::shared_ptr<RecordFeed>> feeds;
-    {
-      std::lock_guard lock(r->mu);
-      feeds = r->feeds;
-    }
-    for (auto& f : feeds) f->Close();
-    {
-      std::lock_guard lock(mu_);
-      AddLosses(r->losses, &finished_losses_);
-      running_.erase(s.session());
-      finished_.push_back(r);
-      r->done = true;
-    }
-    std::error_code ec;
-    if (r->spooled) std::filesystem::remove(MarkerOf(s.session()), ec);
-    r->finished.set_value(std::move(result));
-  };
-
+void Recordings::RunSharedWith(std::shared_ptr<Shared> shared,
+                               absl::StatusOr<std::unique_ptr<AnyRecorder>> recorder) {
   if (!recorder.ok()) {
-    spdlog::error("session {}: cannot record: {}", s.session(),
-                  std::string(recorder.status().message()));
-    if (r->spooled) {
-      if (auto st = ring_->AppendClosed(s.session(), nullptr,
-                                        std::string(recorder.status().message()));
-          !st.ok())
-        spdlog::error("{}", std::string(st.message()));
+    std::vector<std::shared_ptr<Recording>> waiting;
+    {
+      std::lock_guard lock(shared->mu);
+      waiting.swap(shared->waiting);
     }
-    r->started.set_value(recorder.status());
-    finish(recorder.status());
+    for (auto& r : waiting) Fail(r, recorder.status());
+    shared->done = true;
     return;
   }
+  AnyRecorder* rec = recorder->get();
+  {
+    std::lock_guard lock(shared->mu);
+    shared->header = rec->header();
+    shared->attached = true;
+    if constexpr (requires { rec->SetSampleRate(1u); }) {
+      shared->set_rate = [rec](uint32_t rate) { return rec->SetSampleRate(rate); };
+    }
+    shared->own_reason = [rec] { return rec->stop_reason(); };
+    for (auto& r : shared->waiting) OpenLocked(*shared, r, false);
+    shared->waiting.clear();
+  }
+  absl::Status st = rec->Run(shared->fan_out, shared->fan_out.stop());
+  if (!st.ok()) shared->fan_out.Fail(st, rec->stop_reason());
+  {
+    std::lock_guard lock(shared->mu);
+    shared->set_rate = nullptr;  // the recorder goes with this thread
+    shared->own_reason = nullptr;
+  }
+  shared->done = true;
+}
+
+void Recordings::Fail(std::shared_ptr<Recording> r, const absl::Status& error) {
+  const std::string& session = r->settings.session();
+  spdlog::error("session {}: cannot record: {}", session, std::string(error.message()));
+  if (r->spooled) {
+    if (auto st = ring_->AppendClosed(session, nullptr, std::string(error.message())); !st.ok())
+      spdlog::error("{}", std::string(st.message()));
+  }
+  r->started.set_value(error);
+  Finish(r, error, "");
+}
+
+void Recordings::Finish(std::shared_ptr<Recording> r, absl::StatusOr<v1::FileTrailer> result,
+                        const std::string& reason) {
+  const std::string& session = r->settings.session();
+  std::vector<std::shared_ptr<RecordFeed>> feeds;
   {
     std::lock_guard lock(r->mu);
-    r->header = (*recorder)->header();
-    r->header_known = true;
-    v1::RecordStreamMessage header;
-    *header.mutable_header() = r->header;
-    for (auto& f : r->feeds) f->Push(header);
+    feeds = r->feeds;
   }
-  if (r->spooled) {
-    if (auto st = ring_->AppendOpened((*recorder)->header()); !st.ok())
-      spdlog::error("session {}: {}", s.session(), std::string(st.message()));
+  for (auto& f : feeds) f->Close();
+  if (r->sink) {
+    spdlog::info("session {}: {}, {} records in {} batches{}", session, r->StopReason(reason),
+                 r->sink->records(), r->sink->batches(),
+                 result.ok() ? "" : absl::StrCat(", failed: ", std::string(result.status().message())));
   }
-  spdlog::info("session {}: recording {}/{}, 1 in {}, salt {}", s.session(), RoleName(config_.role),
-               TransportName(config_.transport), s.sample_rate(), s.salt());
-  r->started.set_value((*recorder)->header());
-  Sink sink(this, r.get());
-  absl::Status st = (*recorder)->Run(sink, r->stop);
-  spdlog::info("session {}: {}, {} records in {} batches{}", s.session(),
-               r->StopReason(**recorder), sink.records(), sink.batches(),
-               st.ok() ? "" : absl::StrCat(", failed: ", std::string(st.message())));
-  if (st.ok()) {
-    finish(sink.trailer());
-  } else {
-    finish(st);
+  {
+    std::lock_guard lock(mu_);
+    AddLosses(r->losses, &finished_losses_);
+    running_.erase(session);
+    r->done = true;
   }
+  std::error_code ec;
+  if (r->spooled) std::filesystem::remove(MarkerOf(session), ec);
+  r->finished.set_value(std::move(result));
 }
 
 void Recordings::Publish(Recording& r, const v1::RecordStreamMessage& message) {
@@ -281,10 +398,18 @@ void Recordings::Publish(Recording& r, const v1::RecordStreamMessage& message) {
 }
 
 void Recordings::ReapLocked() {
-  for (auto& r : finished_) {
-    if (r->thread.joinable()) r->thread.join();
+  for (auto it = finished_.begin(); it != finished_.end();) {
+    if (!(*it)->done) {
+      ++it;
+      continue;
+    }
+    if ((*it)->thread.joinable()) (*it)->thread.join();
+    it = finished_.erase(it);
   }
-  finished_.clear();
+  if (shared_ && shared_->done) {
+    if (shared_->thread.joinable()) shared_->thread.join();
+    shared_.reset();
+  }
 }
 
 void Recordings::StartForCollector(const v1::RecordingSettings& settings) {
@@ -321,6 +446,18 @@ absl::StatusOr<v1::FileTrailer> Recordings::Stop(const std::string& session,
     r = it->second;
   }
   r->RequestStop(reason);
+  if (std::shared_ptr<Shared> owner = r->owner) {
+    bool was_waiting = false;
+    {
+      std::lock_guard lock(owner->mu);
+      was_waiting = std::erase(owner->waiting, r) != 0;
+    }
+    if (was_waiting) {  // the recorder is still attaching: it never recorded for this session
+      Finish(r, absl::CancelledError("stopped before the recording started"), "");
+    } else {
+      owner->fan_out.Leave(session);
+    }
+  }
   auto result = r->finished_future.get();
   std::lock_guard lock(mu_);
   ReapLocked();
@@ -329,8 +466,16 @@ absl::StatusOr<v1::FileTrailer> Recordings::Stop(const std::string& session,
 
 void Recordings::StopAll(const std::string& reason) {
   for (const std::string& name : Running()) (void)Stop(name, reason);
-  std::lock_guard lock(mu_);
-  ReapLocked();
+  std::vector<std::shared_ptr<Shared>> recorders;
+  {
+    std::lock_guard lock(mu_);
+    recorders.swap(finished_);
+    if (shared_) recorders.push_back(std::move(shared_));
+  }
+  // Outside the lock: a recorder's last callbacks take it.
+  for (auto& shared : recorders) {
+    if (shared->thread.joinable()) shared->thread.join();
+  }
 }
 
 std::vector<std::string> Recordings::Running() const {

@@ -1,6 +1,9 @@
 // Recordings: the recordings a serving agent runs, started by its collector (their messages go into
-// the spool, numbered) or by a local Agent.Start (delivered only to Agent.Record callers). One at a
-// time: a role's BPF programs attach once per machine.
+// the spool, numbered) or by a local Agent.Start (delivered only to Agent.Record callers). A role's
+// BPF programs attach once per machine, so one recorder records for every session at once: it
+// samples at the finest of their rates with the salt they share, and a SessionFanOut gives each
+// session its own share (its rate, its filters), its own header, batches and trailer. The recorder
+// starts with the first session and stops (draining what is in flight) with the last.
 //
 // Collector recordings go to the CollectorRing, which splits them over the collectors' spools.
 //
@@ -22,9 +25,10 @@
 #include "absl/status/statusor.h"
 #include "kernel_facts.h"
 #include "ntprof/v1/agent.pb.h"
-#include "record_feed.h"
-#include "session_options.h"
 #include "collector_ring.h"
+#include "record_feed.h"
+#include "session_fan_out.h"
+#include "session_options.h"
 
 namespace ntprof::agent {
 
@@ -51,7 +55,7 @@ class Recordings {
   void StartForCollector(const v1::RecordingSettings& settings);
   // Agent.Start: waits until the programs are attached; nothing is spooled.
   absl::StatusOr<v1::FileHeader> StartLocal(const v1::RecordingSettings& settings);
-  // Stops and finalizes the recording; NotFound when it is not running. `reason` is who asked
+  // Stops and finalizes the session's recording; NotFound when it is not running. `reason` is who asked
   // ("stopped by the collector"): the journal's line about the end of the recording says it.
   absl::StatusOr<v1::FileTrailer> Stop(const std::string& session, const std::string& reason);
   void StopAll(const std::string& reason);
@@ -65,15 +69,31 @@ class Recordings {
   absl::StatusOr<std::shared_ptr<RecordFeed>> Subscribe(const std::string& session);
 
  private:
-  struct Recording;
+  struct Recording;  // one session's
+  struct Shared;     // the recorder and the sessions it records for
   class Sink;
 
   absl::StatusOr<std::shared_ptr<Recording>> Launch(const v1::RecordingSettings& settings,
                                                     bool spooled);
-  void Run(std::shared_ptr<Recording> recording);
+  // Why `settings` cannot share the running recorder; "" when it can.
+  std::string Incompatibility(const Shared& shared, const v1::RecordingSettings& settings) const;
+  std::string DeviceOf(const v1::RecordingSettings& settings) const;
+  // The recorder's thread: starts it, opens the sessions that joined meanwhile, records.
+  void RunShared(std::shared_ptr<Shared> shared, v1::RecordingSettings first);
   template <typename AnyRecorder>
-  void RunWith(std::shared_ptr<Recording> recording,
-               absl::StatusOr<std::unique_ptr<AnyRecorder>> recorder);
+  void RunSharedWith(std::shared_ptr<Shared> shared,
+                     absl::StatusOr<std::unique_ptr<AnyRecorder>> recorder);
+  // The session joins the recorder (now, or once it is attached); false when the recorder is
+  // ending (its last session left).
+  bool Join(const std::shared_ptr<Shared>& shared, std::shared_ptr<Recording> r);
+  // Under shared.mu, the recorder attached: the session's header, SessionOpened, its share.
+  // recording_now: the recorder already records for other sessions.
+  bool OpenLocked(Shared& shared, std::shared_ptr<Recording> r, bool recording_now);
+  void Fail(std::shared_ptr<Recording> r, const absl::Status& error);
+  void Finish(std::shared_ptr<Recording> r, absl::StatusOr<v1::FileTrailer> result,
+              const std::string& reason);
+  // The recorder samples at the finest rate of the sessions it still records for.
+  void UpdateRate(Shared& shared);
   void Publish(Recording& recording, const v1::RecordStreamMessage& message);
   void ReapLocked();
   std::filesystem::path MarkerOf(const std::string& session) const;
@@ -83,7 +103,8 @@ class Recordings {
   const KernelFacts* facts_;
   mutable std::mutex mu_;
   std::map<std::string, std::shared_ptr<Recording>> running_;
-  std::vector<std::shared_ptr<Recording>> finished_;  // threads to join
+  std::shared_ptr<Shared> shared_;                // the recorder now (or last) running
+  std::vector<std::shared_ptr<Shared>> finished_;  // recorder threads to join
   v1::LossCounters finished_losses_;
 };
 

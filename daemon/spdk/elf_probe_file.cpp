@@ -121,12 +121,14 @@ absl::StatusOr<ElfProbeFile> ElfProbeFile::Open(const std::string& path) {
       }
     } else if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
       const size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-      for (size_t i = 0; i < count && !f.control_vaddr_; ++i) {
+      for (size_t i = 0; i < count && !(f.control_vaddr_ && f.probe_library_); ++i) {
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
         const char* sname = elf_strptr(h.elf, sh.sh_link, sym.st_name);
-        if (sname && std::strcmp(sname, NTPROF_PROBE_CONTROL_SYMBOL) == 0)
-          f.control_vaddr_ = sym.st_value;
+        if (!sname) continue;
+        if (std::strcmp(sname, NTPROF_PROBE_CONTROL_SYMBOL) == 0) f.control_vaddr_ = sym.st_value;
+        // ntprof_lib_done: probe/ntprof_probe_lib.h
+        if (std::strcmp(sname, "ntprof_lib_done") == 0) f.probe_library_ = true;
       }
     } else if (sh.sh_type == SHT_DYNAMIC) {
       const size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;

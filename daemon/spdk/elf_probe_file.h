@@ -41,6 +41,9 @@ class ElfProbeFile {
   // Only the sites of the ntprof provider.
   const std::vector<UsdtSite>& ntprof_sites() const { return sites_; }
   bool has_ntprof_probes() const { return !sites_.empty(); }
+  // libntprof_probe.so (probe/), which any user-space stack loads, rather than a stack (SPDK)
+  // with the contract compiled in: it defines the library's entry points.
+  bool is_probe_library() const { return probe_library_; }
   // Virtual address (st_value) of ntprof_probe_control, if the symbol is in .symtab or .dynsym.
   std::optional<uint64_t> control_address() const { return control_vaddr_; }
   // File offset that holds virtual address vaddr (through the PT_LOAD segment containing it).
@@ -56,6 +59,7 @@ class ElfProbeFile {
   FileId id_;
   std::vector<UsdtSite> sites_;
   std::optional<uint64_t> control_vaddr_;
+  bool probe_library_ = false;
   std::vector<LoadSegment> segments_;
   std::vector<std::string> needed_;
   std::vector<std::string> runpath_;

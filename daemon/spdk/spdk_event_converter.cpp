@@ -48,7 +48,8 @@ absl::StatusOr<ntprof_record> ConvertSpdkEvent(const ntprof_spdk_event& e) {
     return absl::FailedPreconditionError(absl::StrCat(
         "process ", e.pid, " stamps without a clock rate: it must call ntprof_probe_init(hz)"));
   }
-  if (e.kind < NTPROF_SPDK_NVMF_TCP || e.kind > NTPROF_SPDK_NVME_RDMA)
+  const uint32_t kind = e.kind & NTPROF_SPDK_KIND_MASK;
+  if (kind < NTPROF_SPDK_NVMF_TCP || kind > NTPROF_SPDK_NVME_RDMA)
     return absl::InternalError(absl::StrCat("unknown probe kind ", e.kind));
 
   ntprof_record r;
@@ -61,7 +62,7 @@ absl::StatusOr<ntprof_record> ConvertSpdkEvent(const ntprof_spdk_event& e) {
                       ? e.probe_mono_ns - TicksToNs(e.req.done_ticks - s, e.req.clock_hz)
                       : e.probe_mono_ns + TicksToNs(s - e.req.done_ticks, e.req.clock_hz);
   }
-  if (!IsTargetKind(e.kind)) {
+  if (!IsTargetKind(kind)) {
     // A user-space host has no block layer: H0/H5 are 0 by contract, whatever the slots hold.
     r.stamps[NTPROF_H0_BLOCK_START] = 0;
     r.stamps[NTPROF_H5_BLOCK_DONE] = 0;
@@ -75,9 +76,9 @@ absl::StatusOr<ntprof_record> ConvertSpdkEvent(const ntprof_spdk_event& e) {
   r.cid = e.cid;
   r.status = e.status;
   r.opcode = e.opcode;
-  r.role = IsTargetKind(e.kind) ? NTPROF_ROLE_TARGET : NTPROF_ROLE_HOST;
-  r.transport = IsRdmaKind(e.kind) ? NTPROF_TRANSPORT_RDMA : NTPROF_TRANSPORT_TCP;
-  r.stack = NTPROF_STACK_SPDK;
+  r.role = IsTargetKind(kind) ? NTPROF_ROLE_TARGET : NTPROF_ROLE_HOST;
+  r.transport = IsRdmaKind(kind) ? NTPROF_TRANSPORT_RDMA : NTPROF_TRANSPORT_TCP;
+  r.stack = (e.kind & NTPROF_SPDK_KIND_PROBE_LIBRARY) ? NTPROF_STACK_USERSPACE : NTPROF_STACK_SPDK;
   if ((e.opcode & 3) == 1) r.flags |= NTPROF_F_WRITE;  // data direction bits 01: host to controller
   if (e.status != 0) r.flags |= NTPROF_F_ERROR;
   return r;

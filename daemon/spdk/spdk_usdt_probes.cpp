@@ -45,7 +45,9 @@ absl::StatusOr<std::vector<std::string>> SpdkUsdtProbes::Attach(const SpdkProces
       const auto n = std::count_if(sites.begin(), sites.end(),
                                    [&](const UsdtSite& s) { return s.name == name; });
       if (n == 0) continue;
-      LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = ProbeKind(name));
+      const uint32_t kind =
+          ProbeKind(name) | (obj.elf->is_probe_library() ? NTPROF_SPDK_KIND_PROBE_LIBRARY : 0);
+      LIBBPF_OPTS(bpf_usdt_opts, opts, .usdt_cookie = kind);
       bpf_link* link = bpf_program__attach_usdt(skel_->progs.ntprof_spdk_done, pid,
                                                 obj.open_path.c_str(), NTPROF_PROBE_PROVIDER,
                                                 name.c_str(), &opts);

@@ -375,22 +375,34 @@ def summarize(runs, args):
     return "\n".join(lines)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+def add_matrix_arguments(ap, rounds):
+    """The arguments of what the overhead benchmarks run: transports, QDs, rates, rounds and the
+    baseline build (insn_overhead.py takes them too)."""
     ap.add_argument("--transports", default="tcp,rdma")
     ap.add_argument("--qd", default="1,16")
     ap.add_argument("--rates", default="0,100,1")
-    ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--runtime", type=int, default=5)
-    ap.add_argument("--warmup", type=int, default=3,
-                    help="seconds of unmeasured reads after each start (0: none)")
-    ap.add_argument("--floor", action="store_true",
-                    help="also run empty programs at the agent's attach points (the floor)")
+    ap.add_argument("--rounds", type=int, default=rounds)
     ap.add_argument("--baseline-ntprofd", metavar="PATH",
                     help="also run another build's agent, at --baseline-rate")
     ap.add_argument("--baseline-rate", type=int, default=100)
     ap.add_argument("--baseline-label", default="baseline",
                     help="what the tables call the baseline build (a commit, say)")
+
+
+def parse_matrix(args):
+    args.transports = args.transports.split(",")
+    args.qd = [int(q) for q in args.qd.split(",")]
+    args.rates = [int(r) for r in args.rates.split(",")]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    add_matrix_arguments(ap, rounds=5)
+    ap.add_argument("--runtime", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=3,
+                    help="seconds of unmeasured reads after each start (0: none)")
+    ap.add_argument("--floor", action="store_true",
+                    help="also run empty programs at the agent's attach points (the floor)")
     ap.add_argument("--json", help="also write every run's measurements here")
     ap.add_argument("--summarize", metavar="JSON",
                     help="print the summary of an earlier run's --json file and exit (give the "
@@ -398,9 +410,7 @@ def main():
     ap.add_argument("--build", default=os.environ.get("NTPROF_BUILD_DIR",
                                                       os.path.join(REPO, "build")))
     args = ap.parse_args()
-    args.transports = args.transports.split(",")
-    args.qd = [int(q) for q in args.qd.split(",")]
-    args.rates = [int(r) for r in args.rates.split(",")]
+    parse_matrix(args)
     if args.summarize:
         with open(args.summarize) as f:
             runs = json.load(f)

@@ -23,6 +23,8 @@
 #   overhead_guest.sh fio DEV QD SECONDS                   fio's result, the device's block-
 #                                                          layer accounting and the run's window
 #                                                          on this VM's wall clock
+#   overhead_guest.sh fio-ios DEV QD COUNT                 the same for a run of COUNT reads
+#                                                          (a fixed amount of work, not of time)
 set -uo pipefail
 dir=/tmp/ntprof-overhead
 pidfile=$dir/ntprofd.pid
@@ -123,8 +125,9 @@ start, end = runs[-1]
 busy, reads = log[end][0] - log[start][0], log[end][1] - log[start][1]
 print(int(busy * 1e9 / int(sys.argv[2]) / reads) if reads else 0)
 ' "$dir/cpu.log" "$(getconf CLK_TCK)" ;;
-  fio)
-    dev=$2 qd=$3 seconds=$4
+  fio|fio-ios)
+    dev=$2 qd=$3
+    if [ "$1" = fio ]; then limit=(--time_based --runtime="$4"); else limit=(--number_ios="$4"); fi
     name=$(basename "$dev")
     # with native multipath the requests (and the block layer's accounting) are on the path device
     path=$(ls -d /sys/block/"${name%n*}"c*n"${name##*n}" 2>/dev/null | head -n1)
@@ -132,8 +135,8 @@ print(int(busy * 1e9 / int(sys.argv[2]) / reads) if reads else 0)
     before=$(cat "$stat")
     # the run's window on this VM's wall clock: the recording dates its commands on it
     wall_start=$(date +%s%N)
-    fio --name=bench --filename="$dev" --direct=1 --ioengine=io_uring --time_based \
-      --runtime="$seconds" --rw=randread --bs=4k --iodepth="$qd" --output-format=json \
+    fio --name=bench --filename="$dev" --direct=1 --ioengine=io_uring "${limit[@]}" \
+      --rw=randread --bs=4k --iodepth="$qd" --output-format=json \
       --output="$dir/fio.json" >/dev/null || exit 1
     wall_end=$(date +%s%N)
     after=$(cat "$stat")

@@ -37,13 +37,23 @@ python3 "$here/check_html_dom.py" "$out/report.json" "$out/report.dom.html" ||
 grep -q "<svg" "$out/report.dom.html" || fail "no chart in the rendered page"
 render --window-size=1100,3400 --screenshot="$out/report.png" "file://$out/report.html" >/dev/null ||
   fail "chromium --screenshot"
+# At 1,400 px every table fits the page's column: a copy of the page with a script that measures
+# each table's box against it (the page itself has no script) says which overflow, and by how much.
+overflowing() {  # PAGE.html: prints "none" or the tables that overflow
+  sed 's#</body>#<script>const wide=[];for(const t of document.querySelectorAll("table")){const box=t.parentElement;if(box.scrollWidth>box.clientWidth+1||t.getBoundingClientRect().right>document.body.getBoundingClientRect().right)wide.push(t.className+":"+(box.scrollWidth-box.clientWidth)+"px")}document.body.dataset.overflow=wide.join(" ")||"none";</script></body>#' "$1" >"$dir/measured.html"
+  render --window-size=1400,2000 --dump-dom "file://$dir/measured.html" | grep -o 'data-overflow="[^"]*"'
+}
+shown=$(overflowing "$out/report.html")
+[ "$shown" = 'data-overflow="none"' ] || fail "tables overflow their column at 1,400 px: $shown"
 [ -s "$out/report.png" ] || fail "no screenshot at $out/report.png"
 
 "$ctl" compare "$dir/base" "$dir/slow" --html "$out/compare.html" || fail "compare --html exited $?"
 render --dump-dom "file://$out/compare.html" > "$out/compare.dom.html" || fail "chromium --dump-dom (compare)"
 grep -q "grew most: storage, +40.00 us" "$out/compare.dom.html" ||
   fail "the compare page does not name storage"
-render --window-size=1100,900 --screenshot="$out/compare.png" "file://$out/compare.html" >/dev/null ||
+shown=$(overflowing "$out/compare.html")
+[ "$shown" = 'data-overflow="none"' ] || fail "compare tables overflow their column at 1,400 px: $shown"
+render --window-size=1400,2400 --screenshot="$out/compare.png" "file://$out/compare.html" >/dev/null ||
   fail "chromium --screenshot (compare)"
 [ -s "$out/compare.png" ] || fail "no screenshot at $out/compare.png"
 

@@ -82,7 +82,7 @@ struct Cluster {
   void Start(const std::string& name = "test") {
     v1::StartSessionRequest request;
     request.set_name(name);
-    request.set_sample_rate(10);
+    request.mutable_settings()->set_sample_rate(10);
     REQUIRE(registry->StartSession(request).ok());
   }
   // Sends a recording's messages with seq first, first+1, ...; returns the last ack.
@@ -196,6 +196,64 @@ TEST_CASE("registry_starts_sessions_on_the_selected_agents_with_one_rate_and_sal
   CHECK(t.role() == v1::ROLE_TARGET);
 }
 
+// Issue 41 item 2: a resumed session lost its filters and duration (the agent then recorded
+// everything, with no end). An agent that comes back, and an agent that meets a restarted
+// collector, get the session's settings exactly as stored, with the time the session has left.
+TEST_CASE("an_agent_that_comes_back_resumes_its_session_with_every_setting") {
+  Cluster c(10);
+  v1::StartSessionRequest request;
+  request.set_name("filtered");
+  v1::RecordingSettings* asked = request.mutable_settings();
+  asked->set_sample_rate(10);
+  asked->add_subsystems("nqn.2014-08.org.example:a");
+  asked->add_subsystems("nqn.2014-08.org.example:b");
+  asked->add_devices("nvme1n1");
+  asked->set_duration_s(60);
+  REQUIRE(c.registry->StartSession(request).ok());
+  REQUIRE(c.host.sent.size() == 2);
+  const v1::RecordingSettings first = c.host.sent[1].start().settings();
+  CHECK(first.subsystems_size() == 2);
+  CHECK(first.devices(0) == "nvme1n1");
+  CHECK(first.duration_s() == 60);
+
+  auto expect_resumed = [&](const v1::RecordingSettings& resumed, uint32_t seconds_left) {
+    v1::RecordingSettings expected = first;
+    expected.set_duration_s(seconds_left);
+    CHECK(resumed.DebugString() == expected.DebugString());
+  };
+  // The host agent restarts 20 s in: a new stream, recording nothing.
+  c.now += 20'000'000'000;
+  c.registry->DetachAgent(&c.host);
+  FakeChannel back;
+  REQUIRE(c.registry->AttachAgent(&back, Hello("host1", v1::ROLE_HOST, 2), "test").ok());
+  REQUIRE(back.sent.size() == 2);  // Welcome, then the session again
+  expect_resumed(back.sent[1].start().settings(), 40);
+
+  // The collector restarts (kill -9: nothing but the disk survives) 30 s in.
+  c.now += 10'000'000'000;
+  c.registry.reset();
+  RegistryOptions options;
+  options.data_dir = c.dir.path() / "data";
+  options.wall_clock_ns = [&c] { return c.now; };
+  auto reopened = SessionRegistry::Open(options, &c.metrics);
+  REQUIRE(reopened.ok());
+  c.registry = std::move(*reopened);
+  FakeChannel target_back;
+  REQUIRE(c.registry->AttachAgent(&target_back, Hello("target1", v1::ROLE_TARGET), "t").ok());
+  REQUIRE(target_back.sent.size() == 2);
+  v1::RecordingSettings for_host = target_back.sent[1].start().settings();
+  CHECK(for_host.role() == v1::ROLE_TARGET);
+  for_host.set_role(v1::ROLE_HOST);
+  expect_resumed(for_host, 30);
+
+  // An agent still recording the session (its hello says so) is not asked again.
+  FakeChannel still;
+  v1::AgentHello hello = Hello("host1", v1::ROLE_HOST, 2);
+  hello.add_recording_sessions("filtered");
+  REQUIRE(c.registry->AttachAgent(&still, hello, "test").ok());
+  CHECK(still.sent.size() == 1);
+}
+
 TEST_CASE("registry_joins_across_agents_and_reports_like_the_files") {
   Cluster c(200);
   c.Start();
@@ -299,6 +357,66 @@ TEST_CASE("registry_restart_keeps_sessions_and_what_it_acked") {
   CHECK(welcome->acked_seq() == 0);
 }
 
+TEST_CASE("session_report_says_the_collector_stopped_before_an_agents_file_was_closed") {
+  Cluster c(20);
+  c.Start();
+  c.Feed(&c.host, c.host_file);
+  std::vector<v1::AgentMessage> target = RecordingMessages(c.target_file);
+  target.pop_back();  // its SessionClosed had not come when the collector was killed
+  uint64_t seq = 1;
+  for (auto& m : target) {
+    m.set_seq(seq++);
+    REQUIRE(c.registry->Ingest(&c.target, m).ok());
+  }
+  c.Restart();  // killed: no file is closed; target1 sends nothing more for the session
+  REQUIRE(c.registry->StopSession("test").ok());
+  auto stored = c.registry->Stored("test");
+  REQUIRE(stored.ok());
+  auto report = SessionReport(*stored);
+  REQUIRE(report.ok());
+  CHECK(report->records.matched == 20);
+  CHECK_THAT(report->notes,
+             Catch::VectorContains(std::string(
+                 "target1-target.ntp: the collector stopped (killed, crashed or restarted) before "
+                 "this file was closed, and target1 sent nothing more for the session since; read "
+                 "up to its last batch")));
+  for (const std::string& note : report->notes) {
+    CHECK_THAT(note, !Catch::Contains("the agent stopped without closing it") &&
+                         !Catch::Contains("host1") && !Catch::Contains(c.dir.path().string()));
+  }
+}
+
+TEST_CASE("session_report_leaves_out_an_agent_whose_salt_differs_and_names_it") {
+  Cluster c(20);
+  FakeChannel other;
+  REQUIRE(c.registry->AttachAgent(&other, Hello("target2", v1::ROLE_TARGET), "test").ok());
+  const std::string other_file = c.dir.File("salt7-target.ntp");
+  WriteRun("", other_file, RunSpec{.commands = 20, .salt = 7}, Timing);
+  c.Start();
+  c.Feed(&c.host, c.host_file);
+  c.Feed(&c.target, c.target_file);
+  c.Feed(&other, other_file);
+  REQUIRE(c.registry->StopSession("test").ok());
+  auto stored = c.registry->Stored("test");
+  REQUIRE(stored.ok());
+  auto report = SessionReport(*stored);
+  REQUIRE(report.ok());  // the agents that fit are reported
+  auto files = RecordingSet::Open({c.host_file, c.target_file});
+  REQUIRE(files.ok());
+  auto file_report = files->BuildReport();
+  REQUIRE(file_report.ok());
+  CHECK(ToJson(*report)["groups"] == ToJson(*file_report)["groups"]);
+  CHECK(report->records.matched == 20);
+  CHECK(report->records.target == 20);
+  CHECK_THAT(report->notes, Catch::VectorContains(std::string(
+                                "target2-target.ntp: salt 7, not 42 (that of the 2 agent(s) it "
+                                "differs from): left out of this report, its commands cannot be "
+                                "joined with theirs")));
+  for (const std::string& note : report->notes) {
+    CHECK_THAT(note, !Catch::Contains("--salt") && !Catch::Contains(c.dir.path().string()));
+  }
+}
+
 TEST_CASE("messages_acked_for_no_session_stay_held_after_a_collector_restart") {
   Cluster c(20);  // no session started: everything the host sends fits no session
   const uint64_t acked = c.Feed(&c.host, c.host_file);
@@ -342,7 +460,7 @@ TEST_CASE("registry_refuses_a_clashing_session_name_without_touching_the_first")
   c.Feed(&c.host, c.host_file);
   v1::StartSessionRequest again;
   again.set_name("test");
-  again.set_sample_rate(1);
+  again.mutable_settings()->set_sample_rate(1);
   auto clash = c.registry->StartSession(again);
   REQUIRE(!clash.ok());
   CHECK(clash.status().code() == absl::StatusCode::kAlreadyExists);
@@ -356,7 +474,7 @@ TEST_CASE("registry_refuses_a_clashing_session_name_without_touching_the_first")
   CHECK(c.metrics.Get(Counter::kRequestsRejected) == 3);
   const auto list = c.registry->List();
   REQUIRE(list.sessions_size() == 1);
-  CHECK(list.sessions(0).sample_rate() == 10);
+  CHECK(list.sessions(0).settings().sample_rate() == 10);
   CHECK(c.AgentOf("host1").records() == 20);
 }
 
@@ -510,6 +628,61 @@ TEST_CASE("watch_filters_by_host_target_and_group") {
   CHECK(update->groups(0).line().rfind("s write 4KiB nvme0n1: 1 sampled", 0) == 0);
 }
 
+TEST_CASE("watch_of_a_session_ends_with_it_after_its_last_partial_interval") {
+  WatchHub hub;
+  v1::WatchRequest of_s;
+  of_s.set_session("s");
+  int notified = 0;
+  auto watcher = hub.Subscribe(WatchFilter::From(of_s), [&] { ++notified; }, 0);
+  auto of_all = hub.Subscribe(WatchFilter{}, [] {}, 0);
+  const v1::Record host =
+      MakeRecord(v1::ROLE_HOST, CommandId{}, HostStamps(1000, 1, 2, 3, 4, 5), "nvme0n1");
+  auto sampled = [](const v1::WatchUpdate& u) { return u.groups_size() ? u.groups(0).sampled() : 0; };
+  for (int i = 0; i < 3; ++i) hub.Dispatch("s", 1, &host, nullptr);
+  hub.Tick(1'000'000'000);
+  for (int i = 0; i < 2; ++i) hub.Dispatch("s", 1, &host, nullptr);
+  CHECK(!watcher->ended());
+  hub.EndSession("other", 1'200'000'000);  // another session's end changes nothing here
+  CHECK(!watcher->ended());
+  hub.EndSession("s", 1'400'000'000);  // stopped 0.4 s into the second interval
+  CHECK(watcher->ended());
+  CHECK(notified == 2);
+  auto first = watcher->Next();
+  REQUIRE(first);
+  CHECK(sampled(*first) == 3);
+  auto last = watcher->Next();  // the partial interval up to the stop
+  REQUIRE(last);
+  CHECK(sampled(*last) == 2);
+  CHECK(last->interval_s() == Approx(0.4));
+  // Nothing follows, whatever comes in or ticks.
+  hub.Dispatch("s", 1, &host, nullptr);
+  hub.Tick(3'000'000'000);
+  CHECK(!watcher->Next());
+  CHECK(notified == 2);
+  CHECK(!of_all->ended());  // a watch of every session goes on
+  CHECK(of_all->Next().has_value());
+  CHECK(of_all->Next().has_value());
+}
+
+TEST_CASE("registry_stop_ends_the_watch_of_the_session_with_every_joined_command") {
+  Cluster c(20);
+  c.Start();
+  v1::WatchRequest request;
+  request.set_session("test");
+  auto watcher = c.registry->watch().Subscribe(WatchFilter::From(request), [] {}, c.now);
+  c.Feed(&c.host, c.host_file);
+  c.Feed(&c.target, c.target_file);
+  CHECK(!watcher->ended());
+  REQUIRE(c.registry->StopSession("test").ok());
+  CHECK(watcher->ended());
+  auto last = watcher->Next();  // the clock did not move: the stop's interval is the only one
+  REQUIRE(last);
+  REQUIRE(last->groups_size() == 1);
+  CHECK(last->groups(0).scope() == "joined");
+  CHECK(last->groups(0).sampled() == 20);
+  CHECK(!watcher->Next());
+}
+
 namespace {
 
 // Host-only reads of subsystem `nqn`: command i waits 100 us + i * step_ns on the wire.
@@ -592,4 +765,142 @@ TEST_CASE("watch_merge_keeps_groups_of_different_collectors_apart_and_their_note
   CHECK(merged.groups(1).line().find("10 sampled (10.0/s)") != std::string::npos);
   CHECK(merged.notes_size() == 2);
   CHECK(merged.interval_end_wall_ns() == part_a.interval_end_wall_ns());
+}
+
+namespace {
+
+// A loop device's command as the local block hooks record it: no subsystem, no target side.
+v1::Record LocalRead(int i) {
+  std::vector<uint64_t> stamps(NTPROF_HOST_STAMPS, 0);
+  const uint64_t h0 = 2'000'000'000 + static_cast<uint64_t>(i) * 1'000'000;
+  stamps[NTPROF_H0_BLOCK_START] = h0;
+  stamps[NTPROF_H1_DRIVER_SUBMIT] = h0 + 500;
+  stamps[NTPROF_H5_BLOCK_DONE] = h0 + 30'500;
+  CommandId id{.nqn = "", .cntlid = 0, .qid = 0, .cid = 0, .slba = 8u * static_cast<uint32_t>(i)};
+  v1::Record r = MakeRecord(v1::ROLE_HOST, id, stamps, "loop0");
+  r.set_transport(v1::TRANSPORT_LOCAL);
+  r.set_nsid(0);
+  return r;
+}
+
+}  // namespace
+
+// Issue 41 item 10: in a session that also selected targets, a local device's records waited a
+// join window for a target half that cannot exist, then left as host-only leftovers that no
+// histogram and no watch line counted. The histograms carry the session.
+TEST_CASE("local_device_records_of_a_joined_session_reach_metrics_and_watch_at_once") {
+  Cluster c(20);
+  c.Start();
+  auto watcher = c.registry->watch().Subscribe(WatchFilter{}, [] {}, c.now);
+  std::vector<v1::AgentMessage> messages = RecordingMessages(c.host_file);
+  std::vector<v1::Record> local;
+  for (int i = 0; i < 5; ++i) local.push_back(LocalRead(i));
+  messages.insert(messages.begin() + 1, Batch("test", local, 0));  // after SessionOpened
+  uint64_t seq = 1;
+  for (auto& m : messages) {
+    m.set_seq(seq++);
+    REQUIRE(c.registry->Ingest(&c.host, m).ok());
+  }
+  c.Feed(&c.target, c.target_file);
+  // No window has passed: the local commands are not waiting for a target half.
+  const std::string metrics = c.metrics.RenderPrometheus();
+  CHECK_THAT(metrics, Catch::Contains("ntprof_stage_latency_seconds_count{session=\"test\","
+                                      "stage=\"local_device\",op=\"read\",role=\"host\"} 5"));
+  CHECK_THAT(metrics, Catch::Contains("ntprof_stage_latency_seconds_count{session=\"test\","
+                                      "stage=\"storage\",op=\"read\",role=\"joined\"} 20"));
+  CHECK(c.metrics.Get(Counter::kJoinHostOnly) == 0);
+  c.now += 1'000'000'000;
+  c.registry->Tick();
+  auto update = watcher->Next();
+  REQUIRE(update.has_value());
+  uint64_t local_sampled = 0, joined_sampled = 0;
+  for (const auto& g : update->groups()) {
+    if (g.name().find("loop0") != std::string::npos) local_sampled += g.sampled();
+    if (g.scope() == "joined") joined_sampled += g.sampled();
+  }
+  CHECK(local_sampled == 5);
+  CHECK(joined_sampled == 20);
+}
+
+namespace {
+
+RegistryOptions StandingOptions(const TempDir& dir, uint32_t rate) {
+  RegistryOptions options;
+  options.data_dir = dir.path() / "data";
+  options.standing.set_session("fleet");
+  options.standing.set_sample_rate(rate);
+  options.standing.add_subsystems("nqn.2024-01.io.ntprof:test");
+  return options;
+}
+
+const v1::RecordingSettings* StartSent(const FakeChannel& channel, const std::string& session) {
+  for (const auto& m : channel.sent) {
+    if (m.has_start() && m.start().settings().session() == session) return &m.start().settings();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("the_standing_session_takes_every_agent_and_survives_restarts_with_its_settings") {
+  TempDir dir;
+  CollectorMetrics metrics;
+  auto opened = SessionRegistry::Open(StandingOptions(dir, 1000), &metrics);
+  REQUIRE(opened.ok());
+  auto registry = std::move(*opened);
+  CHECK(registry->standing_session() == "fleet");
+  const v1::SessionInfo before = SessionNamed(*registry, "fleet");
+  CHECK(before.standing());
+  CHECK(before.state() == v1::SESSION_RUNNING);
+  CHECK(before.agents_size() == 0);  // it waits for agents
+
+  FakeChannel host;
+  REQUIRE(registry->AttachAgent(&host, Hello("host1", v1::ROLE_HOST), "test").ok());
+  const v1::RecordingSettings* fleet = StartSent(host, "fleet");
+  REQUIRE(fleet != nullptr);
+  CHECK(fleet->sample_rate() == 1000);
+  CHECK(fleet->subsystems(0) == "nqn.2024-01.io.ntprof:test");
+  CHECK(fleet->duration_s() == 0);
+  CHECK(fleet->salt() == registry->fleet_salt());
+  const v1::RecordingSettings first = *fleet;
+
+  // It cannot be stopped by hand; an investigation runs beside it with the same (fleet) salt.
+  CHECK(registry->StopSession("fleet").status().code() ==
+        absl::StatusCode::kFailedPrecondition);
+  v1::StartSessionRequest investigation;
+  investigation.set_name("slow");
+  investigation.mutable_settings()->set_sample_rate(10);
+  REQUIRE(registry->StartSession(investigation).ok());
+  const v1::RecordingSettings* slow = StartSent(host, "slow");
+  REQUIRE(slow != nullptr);
+  CHECK(slow->salt() == first.salt());
+
+  // The collector is killed and restarts on the same data dir and configuration; the agent
+  // restarted too (a new epoch, recording nothing): it gets the standing session as it was.
+  registry.reset();
+  opened = SessionRegistry::Open(StandingOptions(dir, 1000), &metrics);
+  REQUIRE(opened.ok());
+  registry = std::move(*opened);
+  FakeChannel back;
+  REQUIRE(registry->AttachAgent(&back, Hello("host1", v1::ROLE_HOST, 2), "test").ok());
+  const v1::RecordingSettings* resumed = StartSent(back, "fleet");
+  REQUIRE(resumed != nullptr);
+  CHECK(resumed->DebugString() == first.DebugString());
+  CHECK(SessionNamed(*registry, "fleet").agents_size() == 1);
+
+  // A standing session keeps its settings for its name: another rate is refused, clearly.
+  registry.reset();
+  auto changed = SessionRegistry::Open(StandingOptions(dir, 100), &metrics);
+  REQUIRE(!changed.ok());
+  CHECK_THAT(std::string(changed.status().message()),
+             Catch::Contains("configure another name"));
+
+  // No longer configured: it stops, and says why.
+  RegistryOptions plain;
+  plain.data_dir = dir.path() / "data";
+  opened = SessionRegistry::Open(plain, &metrics);
+  REQUIRE(opened.ok());
+  const v1::SessionInfo after = SessionNamed(**opened, "fleet");
+  CHECK(after.state() == v1::SESSION_STOPPED);
+  CHECK_THAT(after.notes(0), Catch::Contains("no longer the collector's standing session"));
 }

@@ -52,7 +52,7 @@ v1::SessionInfo StartSession(v1::Collector::Stub& stub, const std::string& name)
   grpc::ClientContext context;
   v1::StartSessionRequest request;
   request.set_name(name);
-  request.set_sample_rate(10);
+  request.mutable_settings()->set_sample_rate(10);
   v1::SessionInfo info;
   const grpc::Status status = stub.StartSession(&context, request, &info);
   INFO(status.error_message());
@@ -225,8 +225,8 @@ TEST_CASE("grpc_session_report_equals_the_file_report_of_the_same_records") {
   CHECK(metrics.rfind("HTTP/1.0 200 OK", 0) == 0);
   CHECK(metrics.find("ntprof_collector_records_total 1000\n") != std::string::npos);
   CHECK(metrics.find("ntprof_collector_join_matched_total 500\n") != std::string::npos);
-  CHECK(metrics.find("ntprof_stage_latency_seconds_count{stage=\"storage\",op=\"read\","
-                     "role=\"joined\"} 500") != std::string::npos);
+  CHECK(metrics.find("ntprof_stage_latency_seconds_count{session=\"grpc-run\",stage=\"storage\","
+                     "op=\"read\",role=\"joined\"} 500") != std::string::npos);
   CHECK(HttpGet(server.metrics_port(), "/other").rfind("HTTP/1.0 404", 0) == 0);
 }
 
@@ -247,7 +247,7 @@ TEST_CASE("grpc_unknown_session_and_clashing_name_are_errors_without_side_effect
   grpc::ClientContext c1, c2;
   v1::StartSessionRequest again;
   again.set_name("one");
-  again.set_sample_rate(5);
+  again.mutable_settings()->set_sample_rate(5);
   v1::SessionInfo info;
   CHECK(stub->StartSession(&c1, again, &info).error_code() == grpc::StatusCode::ALREADY_EXISTS);
   v1::ReportRequest report;
@@ -258,7 +258,7 @@ TEST_CASE("grpc_unknown_session_and_clashing_name_are_errors_without_side_effect
   v1::ListSessionsReply list;
   REQUIRE(stub->ListSessions(&c3, {}, &list).ok());
   REQUIRE(list.sessions_size() == 1);
-  CHECK(list.sessions(0).sample_rate() == 10);
+  CHECK(list.sessions(0).settings().sample_rate() == 10);
   CHECK(server.metrics()->Get(Counter::kRequestsRejected) == 2);
 }
 

@@ -30,6 +30,14 @@ replay_both_halves "$replay" "$sock"
 "$ctl" watch -o ndjson --count 5 >"$work/watch.ndjson" 2>"$work/watch.err" &
 watch_pid=$!
 for _ in $(seq 50); do [ -s "$work/watch.ndjson" ] && break; sleep 0.1; done
+# A watch of session test started before the session (as a script may): it waits for the start,
+# follows the session and ends with it.
+"$ctl" watch test -o ndjson >"$work/watch-test.ndjson" 2>"$work/watch-test.err" &
+named_watch_pid=$!
+pids+=("$named_watch_pid")
+for _ in $(seq 50); do [ -s "$work/watch-test.err" ] && break; sleep 0.1; done
+grep -q "no session 'test' yet; waiting up to 30 s for it to start" "$work/watch-test.err" ||
+  fail "watch before the session: $(cat "$work/watch-test.err")"
 expect_status 0 "start" "$ctl" start test -s 10
 expect_status 2 "start a clashing name" "$ctl" start test -s 10
 grep -q "already exists" "$work/err" || fail "clashing name: message"
@@ -51,14 +59,29 @@ grep -q "session second: stopped" "$work/out" || fail "refused session not stopp
 grep -q "target1 .*target .*connected .*refused: already recording session test" "$work/out" ||
   fail "status: no refusal: $(cat "$work/out")"
 
-expect_status 2 "watch an unknown session" "$ctl" watch no-such-session --count 1
+expect_status 2 "watch an unknown session" "$ctl" watch no-such-session --count 1 --wait 0
 grep -q "no session named 'no-such-session'" "$work/err" || fail "watch unknown: $(cat "$work/err")"
 [ -s "$work/out" ] && fail "watch unknown session printed intervals: $(head -3 "$work/out")"
+SECONDS=0
+expect_status 2 "watch a session that does not start" "$ctl" watch no-such-session --wait 1
+grep -q "session 'no-such-session' did not start within 1 s" "$work/err" ||
+  fail "watch --wait 1: $(cat "$work/err")"
+[ "$SECONDS" -le 3 ] || fail "watch --wait 1 took $SECONDS s"
 expect_status 2 "watch a stopped session" "$ctl" watch second --count 1
 grep -q "session 'second' is stopped" "$work/err" || fail "watch stopped: $(cat "$work/err")"
 
 expect_status 0 "stop" "$ctl" stop test
 grep -q "already stopped" "$work/err" && fail "stop of a running session says already stopped"
+for _ in $(seq 50); do kill -0 "$named_watch_pid" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$named_watch_pid" 2>/dev/null; then
+  fail "watch test still runs 5 s after the session stopped"
+else
+  wait "$named_watch_pid" || fail "watch test ended with exit $?: $(cat "$work/watch-test.err")"
+  grep -q "ntprofctl watch: session 'test' ended; \`ntprofctl report test\` shows what it recorded" \
+    "$work/watch-test.err" || fail "watch test's end: $(cat "$work/watch-test.err")"
+  # (Its first commands may come before the watch asks again: it asks every 0.2 s.)
+  [ -s "$work/watch-test.ndjson" ] || fail "watch test printed no interval"
+fi
 expect_status 0 "stop again" "$ctl" stop test
 grep -q "ntprofctl stop: session 'test' was already stopped; nothing changed" "$work/err" ||
   fail "stop again: message: $(cat "$work/err")"
@@ -119,7 +142,9 @@ expect_status 1 "collector not reachable" "$ctl" status --collector "unix:$work/
 grep -q "cannot reach the collector at unix:$work/none.sock" "$work/err" || fail "unreachable: message"
 expect_status 1 "agent not reachable" "$ctl" probe "unix:$work/none.sock"
 for verb in start stop status watch report compare export probe; do
-  "$ctl" "$verb" --help | grep -q "Examples:" || fail "$verb --help has no examples"
+  # Into a file first: grep -q would close the pipe at its match and fail the writer under pipefail.
+  "$ctl" "$verb" --help >"$work/help" || fail "$verb --help: exit $?"
+  grep -q "Examples:" "$work/help" || fail "$verb --help has no examples"
 done
 
 [ "$failures" = 0 ] && echo "all ntprofctl collector checks passed"

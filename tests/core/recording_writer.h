@@ -24,6 +24,8 @@ struct RunSpec {
   // The host's batches also count every command they stand for (sample_rate per sampled read):
   // the device counters a report's throughput comes from.
   bool device_counters = false;
+  // What the records say; the headers always say TCP (an SPDK recording's header names a default).
+  v1::Transport record_transport = v1::TRANSPORT_TCP;
 };
 
 // Durations of one command's pieces: see HostStamps / TargetStamps.
@@ -94,6 +96,8 @@ inline void WriteRun(const std::string& host_path, const std::string& target_pat
     *tb.add_records() = MakeRecord(v1::ROLE_TARGET, id,
                                    TargetStamps(t0, t.receive, t.submit, t.storage, t.respond, t.send),
                                    "nullb0");
+    hb.mutable_records(hb.records_size() - 1)->set_transport(spec.record_transport);
+    tb.mutable_records(tb.records_size() - 1)->set_transport(spec.record_transport);
     flush(false);
   }
   flush(true);

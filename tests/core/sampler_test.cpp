@@ -96,3 +96,24 @@ TEST_CASE("sampler_rate_zero_keeps_nothing_and_one_keeps_everything", "[sampler]
   CHECK(ntprof_sampled(2, 1, 100, 7, 5, 9, 0) == 0);
   CHECK(ntprof_sampled(2, 1, 100, 7, 5, 9, 1) == 1);
 }
+
+TEST_CASE("sampler_rates_nest_under_one_salt", "[sampler]") {
+  // Two sessions on one agent share the fleet's salt: every command the coarser rate samples, the
+  // finer one samples too, so the agent samples at the finer rate and keeps a subset for the other.
+  std::mt19937_64 rng(11);
+  const uint64_t salt = 0xfeed;
+  int coarse = 0, fine = 0;
+  for (int i = 0; i < kCommands; ++i) {
+    const uint64_t slba = rng() % (1ull << 30);
+    const uint16_t cid = static_cast<uint16_t>(rng() % 128);
+    const int at_1000 = ntprof_sampled(0x02, 1, slba, 7, cid, salt, 1000);
+    const int at_10 = ntprof_sampled(0x02, 1, slba, 7, cid, salt, 10);
+    const int at_7 = ntprof_sampled(0x02, 1, slba, 7, cid, salt, 7);  // not a divisor of 1000
+    if (at_1000) REQUIRE(at_10);
+    if (at_10) REQUIRE(at_7);
+    coarse += at_1000;
+    fine += at_10;
+  }
+  CHECK(static_cast<double>(coarse) / kCommands == Approx(1.0 / 1000).epsilon(0.10));
+  CHECK(static_cast<double>(fine) / kCommands == Approx(1.0 / 10).epsilon(0.10));
+}

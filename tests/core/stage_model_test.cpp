@@ -182,6 +182,26 @@ TEST_CASE("rdma_write_data_pulled_by_the_target_is_its_own_network_component", "
         StageOf(*alone, Stage::kTargetTotal));
 }
 
+TEST_CASE("rdma_read_alone_at_the_target_waits_for_the_hosts_ack_not_the_network", "[stage_model]") {
+  // nvmet-rdma: a read's data WRITE and response SEND are posted at T4 and complete at T5 when
+  // the host's acknowledgement is back: 20 us that are no wait for data.
+  auto ts = TargetStamps(1000, 200, 300, 10'000, 0, 20'000);
+  ts[NTPROF_T_XFER_POSTED] = ts[NTPROF_T4_RESPOND];
+  ts[NTPROF_T_XFER_DONE] = ts[NTPROF_T5_REPLY_SENT];
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, ts, "nullb0");
+  target.set_transport(v1::TRANSPORT_RDMA);
+  auto alone = BreakDown(nullptr, &target);
+  REQUIRE(alone.has_value());
+  CHECK(StageOf(*alone, Stage::kTargetAckWait) == 20'000);
+  CHECK(StageOf(*alone, Stage::kTargetNetworkWait) == 0);
+  CHECK(StageOf(*alone, Stage::kTargetDriver) == 500);
+  CHECK(StageOf(*alone, Stage::kTargetDriver) + StageOf(*alone, Stage::kStorage) +
+            StageOf(*alone, Stage::kTargetNetworkWait) + StageOf(*alone, Stage::kTargetAckWait) ==
+        StageOf(*alone, Stage::kTargetTotal));
+  CHECK(StageLabel(Stage::kTargetAckWait, v1::STACK_KERNEL, v1::STACK_KERNEL) ==
+        "waiting for the host's ACK (RDMA send completion)");
+}
+
 TEST_CASE("rdma_response_posted_where_it_is_queued_has_no_send_component", "[stage_model]") {
   // nvmet-rdma: T4 = the response post; a read's data WRITEs go with it and complete at T5
   auto ts = TargetStamps(1000, 100, 100, 10'000, 100, 3'000);
@@ -248,6 +268,7 @@ TEST_CASE("target_alone_shows_target_driver_storage_and_its_total", "[stage_mode
   CHECK(StageOf(*b, Stage::kStorage) == 60'000);
   CHECK(StageOf(*b, Stage::kTargetTotal) == 61'010);
   CHECK(StageOf(*b, Stage::kTargetNetworkWait) == 0);
+  CHECK_FALSE(b->stage(Stage::kTargetAckWait).has_value());  // NVMe/TCP has no RDMA completion
   CHECK(ComponentOf(*b, Component::kTargetBlockSubmit) == 1'000);
   CHECK(ComponentOf(*b, Component::kDrive) == 58'000);
   CHECK(ComponentOf(*b, Component::kTargetBlockComplete) == 1'000);
@@ -268,6 +289,11 @@ TEST_CASE("user_space_host_has_no_block_layer_stage", "[stage_model]") {
   CHECK_FALSE(b->stage(Stage::kHostBlock).has_value());
   CHECK(StageOf(*b, Stage::kEndToEnd) == 72'280);
   CHECK(StageLabel(Stage::kHostDriver, v1::STACK_SPDK, v1::STACK_KERNEL) == "host driver (SPDK)");
+  // A Python (or any other) initiator through libntprof_probe.so is not SPDK.
+  CHECK(StageLabel(Stage::kHostDriver, v1::STACK_USERSPACE, v1::STACK_KERNEL) ==
+        "host driver (user-space initiator)");
+  CHECK(StageLabel(Stage::kTargetDriver, v1::STACK_KERNEL, v1::STACK_USERSPACE) ==
+        "target driver (user-space target)");
 }
 
 TEST_CASE("a_missing_required_stamp_is_reported_not_guessed", "[stage_model]") {

@@ -147,17 +147,32 @@ else
   fail "<ntprof/ntprof_probe.h> does not compile: $(cat "$work/cc.out")"
 fi
 
-# The installed collector and client together (the unit cannot start without systemd as PID 1).
-/usr/bin/ntprof-collector --data-dir "$work/data" --listen "unix:$work/collector.sock" \
-  --metrics-listen "" >"$work/collector.log" 2>&1 &
-collector_pid=$!
-for _ in $(seq 50); do [ -S "$work/collector.sock" ] && break; sleep 0.2; done
-if /usr/bin/ntprofctl status --collector "unix:$work/collector.sock" >"$work/status.out" 2>&1; then
-  ok "installed ntprofctl status answered by the installed collector"
+# The installed collector and client together, as on the collector's machine (the unit cannot
+# start without systemd as PID 1): the collector on the unit's own --listen, ntprofctl with no
+# address from anywhere (no flag, environment or config line) must find it.
+unit_listen=$(grep -o -- '--listen unix:[^ ]*' /lib/systemd/system/ntprof-collector.service | cut -d' ' -f2)
+unit_socket=${unit_listen#unix:}
+socket_dir_existed=0
+[ -e "$(dirname "$unit_socket")" ] && socket_dir_existed=1
+if [ -z "$unit_socket" ] || [ -e "$unit_socket" ]; then
+  fail "the unit's listener '$unit_listen' is missing or already in use on this machine"
 else
-  fail "ntprofctl status: $(cat "$work/status.out") / collector: $(cat "$work/collector.log")"
+  /usr/bin/ntprof-collector --data-dir "$work/data" --listen "$unit_listen" \
+    --metrics-listen "" >"$work/collector.log" 2>&1 &
+  collector_pid=$!
+  for _ in $(seq 50); do [ -S "$unit_socket" ] && break; sleep 0.2; done
+  if env -u NTPROF_COLLECTOR HOME="$work" /usr/bin/ntprofctl status >"$work/status.out" 2>&1; then
+    ok "installed ntprofctl status, given no address, answered on the unit's $unit_listen"
+  else
+    fail "ntprofctl status with no address: $(cat "$work/status.out") / collector: $(cat "$work/collector.log")"
+  fi
+  grep -q "serving on $unit_listen\$" "$work/collector.log" &&
+    ok "the collector's log says: serving on $unit_listen" ||
+    fail "the collector's log of its socket: $(grep serving "$work/collector.log")"
+  kill "$collector_pid"; wait "$collector_pid" 2>/dev/null; collector_pid=""
+  rm -f "$unit_socket"
+  [ "$socket_dir_existed" = 1 ] || rmdir "$(dirname "$unit_socket")"
 fi
-kill "$collector_pid"; wait "$collector_pid" 2>/dev/null; collector_pid=""
 
 # --- purge: nothing of the packages is left
 dpkg-query -L "${packages[@]}" 2>/dev/null | sort -u >"$work/files"

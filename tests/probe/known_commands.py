@@ -3,7 +3,8 @@
 (ground truth for python_binding_test.sh): each command's host stamps are placed at fixed
 microsecond offsets from its submit, so the stages ntprofd records must equal them exactly.
 
-usage: known_commands.py COUNT   (NTPROF_PROBE_LIB names the library; prints one JSON line)
+usage: known_commands.py COUNT [tcp|rdma]   (NTPROF_PROBE_LIB names the library; prints one JSON
+line). The transport picks the done probe (HOST_TCP or HOST_RDMA); the stamps are the same.
 """
 import json
 import sys
@@ -21,6 +22,7 @@ DONE_AFTER_US = 1200
 
 def main():
     count = int(sys.argv[1])
+    done_probe = {"tcp": np.HOST_TCP, "rdma": np.HOST_RDMA}[sys.argv[2] if len(sys.argv) > 2 else "tcp"]
     probe = np.Probe()
     if not probe.wait_for_agent(30):
         sys.exit("known_commands.py: no agent attached to the probe library in 30 s")
@@ -38,7 +40,7 @@ def main():
         # done_ticks must follow the last stamp: the agent places stamps before the probe's time
         while time.monotonic_ns() < h1 + DONE_AFTER_US * 1000:
             pass
-        req.done(np.HOST_TCP, SUBNQN, CNTLID, QID, cid, opcode, 1, slba, nlb, (nlb + 1) * 512,
+        req.done(done_probe, SUBNQN, CNTLID, QID, cid, opcode, 1, slba, nlb, (nlb + 1) * 512,
                  0 if i % 5 else 0x0281)
     print(json.dumps({"commands": count, "sampled": sampled}))
 

@@ -3,7 +3,9 @@
 # with KNOWN stamp offsets (known_commands.py) through the library; `ntprofd record --spdk-host
 # LIBRARY` attaches real uprobes to the library's USDT sites as the process loads it. Checked: every
 # command the binding sampled is one record, every stage equals its injected duration exactly,
-# identity, bytes and status arrive as given. Needs root (uprobes, /proc/PID/mem): 77 = skipped.
+# identity, bytes and status arrive as given; the commands end with the NVMe/RDMA host probe, and
+# the report says rdma (the file's header says tcp, the default) and names the driver a user-space
+# initiator's, not SPDK's. Needs root (uprobes, /proc/PID/mem): 77 = skipped.
 #
 # usage: python_binding_test.sh NTPROFD NTPROFCTL LIBRARY BINDING_DIR
 set -euo pipefail
@@ -22,7 +24,7 @@ grep -q "recording SPDK host" "$work/agent.log" || { cat "$work/agent.log"; exit
 
 # The agent attaches when it sees the library mapped; known_commands.py waits for it (the control
 # block's sample rate turns non-zero), then fires.
-fired=$(PYTHONPATH=$binding NTPROF_PROBE_LIB=$library python3 "$here/known_commands.py" 600)
+fired=$(PYTHONPATH=$binding NTPROF_PROBE_LIB=$library python3 "$here/known_commands.py" 600 rdma)
 sleep 1.5   # the last batch
 kill -INT "$agent"; wait "$agent"; agent=
 grep -q "attached to process" "$work/agent.log" || { echo "the agent never attached:"; cat "$work/agent.log"; exit 1; }
@@ -46,9 +48,12 @@ for c in commands:
     check(c["qid"] == 1 and c["bytes"] == 4096, f"cid {c['cid']}: qid {c['qid']} bytes {c['bytes']}")
     check(c["slba"] % 8 == 0 and c["cid"] == (c["slba"] // 8) % 64, f"identity {c}")
     check(c["op"] == ("read" if c["opcode"] == 2 else "write"), f"op {c['op']} opcode {c['opcode']}")
+check(report["transport"] == "rdma", f"transport {report['transport']}, the records are NVMe/RDMA")
 for g in report["groups"]:
     for s in g["stages"]:
         check(s["negative_n"] == 0, f"{g['name']} {s['id']}: negative")
+        if s["id"] == "host_driver":
+            check(s["label"] == "host driver (user-space initiator)", f"{g['name']}: {s['label']}")
 if failures:
     print("\n".join(failures[:20])); sys.exit(1)
 print(f"python binding: {sampled} sampled commands recorded, stages exact")

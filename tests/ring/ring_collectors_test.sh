@@ -18,9 +18,11 @@ work=$(mktemp -d /tmp/ntprof-ring.XXXXXX)
 declare -A cpid
 fleet_pid=
 watch_pid=
+session_watch_pid=
 cleanup() {
   [ -n "$fleet_pid" ] && kill -9 "$fleet_pid" 2>/dev/null
   [ -n "$watch_pid" ] && kill -9 "$watch_pid" 2>/dev/null
+  [ -n "$session_watch_pid" ] && kill -9 "$session_watch_pid" 2>/dev/null
   for p in "${cpid[@]}"; do kill -9 "$p" 2>/dev/null; done
   wait 2>/dev/null
   [ -n "${NTPROF_KEEP:-}" ] || rm -rf "$work"
@@ -94,6 +96,11 @@ if [ "$scenario" != grow ]; then
   python3 -c "import json,sys; n=json.loads(open(sys.argv[1]).readline())['notes']; sys.exit(len(n))" \
       "$work/watch.out" || fail "the watch's first interval misses a collector: $(head -1 "$work/watch.out")"
 fi
+# A watch of session ring alone, also from before the start: it waits for the session and ends
+# with it, once every collector's last interval is merged.
+NTPROF_COLLECTOR="$(addr 1)" "$ctl" watch ring -o ndjson >"$work/session-watch.out" \
+  2>"$work/session-watch.err" &
+session_watch_pid=$!
 ctl_at 1 start ring -s 1 >"$work/start.log" 2>&1 || fail "start: $(cat "$work/start.log")"
 wait_for 20 "the agents record" fleet_says recording
 echo "ok:   session ring started through collector 1 reaches every agent on both collectors"
@@ -156,6 +163,13 @@ import json, sys; print('      note:', [n for n in json.loads(sys.stdin.read())[
   fi
 fi
 ctl_at 1 stop ring >/dev/null || fail "stop"
+session_watch_ended() { ! kill -0 "$session_watch_pid" 2>/dev/null; }
+wait_for 5 "the watch of session ring ends with it" session_watch_ended
+wait "$session_watch_pid" || fail "the watch of session ring exited $?: $(cat "$work/session-watch.err")"
+session_watch_pid=
+grep -q "session 'ring' ended" "$work/session-watch.err" ||
+  fail "the watch of session ring did not say it ended: $(cat "$work/session-watch.err")"
+echo "ok:   the watch of session ring (asked of collector 1) ended with the session: $(grep -c . "$work/session-watch.out") intervals"
 "$ctl" report "$work/out/" -o json >"$work/files.json" || fail "file report"
 read -r host target matched < <(python3 -c "
 import json; r = json.load(open('$work/files.json'))['records']; print(r['host'], r['target'], r['matched'])")
@@ -199,4 +213,8 @@ n=$(ctl_at 2 status | grep -c 'acked seq')
 [ "$n" = $((agents * $([ "$scenario" = grow ] && echo 3 || echo 2))) ] ||
   fail "status at collector 2 lists $n agent streams"
 echo "ok:   status at collector 2 lists the $n agent streams of the whole ring"
+headline=$(ctl_at 2 status | head -1)
+[[ $headline == *": $agents agent(s) connected ($n streams"* ]] ||
+  fail "status at collector 2 does not count the $agents agents once: $headline"
+echo "ok:   status counts the $agents agents once: $headline"
 echo "all ring scenarios ($scenario) passed"

@@ -64,6 +64,24 @@ TEST_CASE("spdk_host_record_has_no_block_layer_stamps", "[spdk]") {
   CHECK(rec->stamps[NTPROF_H5_BLOCK_DONE] == 0);
 }
 
+TEST_CASE("a_probe_of_the_probe_library_is_a_user_space_stack_not_spdk", "[spdk]") {
+  // A Python NVMe/RDMA initiator through libntprof_probe.so: the agent attached its
+  // nvme_rdma_done site with the library's flag in the cookie.
+  ntprof_spdk_event e = TargetEvent();
+  e.kind = NTPROF_SPDK_NVME_RDMA | NTPROF_SPDK_KIND_PROBE_LIBRARY;
+  auto rec = ConvertSpdkEvent(e);
+  REQUIRE(rec.ok());
+  CHECK(rec->role == NTPROF_ROLE_HOST);
+  CHECK(rec->transport == NTPROF_TRANSPORT_RDMA);
+  CHECK(rec->stack == NTPROF_STACK_USERSPACE);
+  e.kind = NTPROF_SPDK_NVMF_TCP | NTPROF_SPDK_KIND_PROBE_LIBRARY;
+  rec = ConvertSpdkEvent(e);
+  REQUIRE(rec.ok());
+  CHECK(rec->role == NTPROF_ROLE_TARGET);
+  CHECK(rec->transport == NTPROF_TRANSPORT_TCP);
+  CHECK(rec->stack == NTPROF_STACK_USERSPACE);
+}
+
 TEST_CASE("spdk_event_without_clock_rate_is_refused_with_the_fix", "[spdk]") {
   ntprof_spdk_event e = TargetEvent();
   e.req.clock_hz = 0;

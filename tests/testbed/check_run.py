@@ -161,6 +161,12 @@ def classes(run_dir):
                                          f"{comps.get(cid, 0):.1f} us > 0 ({transport})")
 
 
+# However slow the machine ran, no other stage may rise by half the delay: the slowdown's share
+# grows with the stage's base (under load it allowed network 7,832 us for a 5,000 us drive delay),
+# and an allowance near the delay would pass the whole delay landing in the wrong stage.
+LEAK_CAP = 0.5
+
+
 def stage_medians(group):
     return {s["id"]: s["p50_us"] for s in group["stages"]}
 
@@ -217,10 +223,11 @@ def shift_one(label, base, new, stage, injected_us, windowed=False):
         # and RDMA), more than the host driver's slowdown shows: twice the tolerance there. A real
         # leak would also leave the delayed stage short of the delay, which is checked above.
         share = 0.20 if sid == "network" else 0.10
-        allowed = share * injected_us + (slowdown - 1.0) * base[sid]
+        allowed = min(share * injected_us + (slowdown - 1.0) * base[sid], LEAK_CAP * injected_us)
         check(moved <= allowed,
               f"{label}: {sid} median moved {moved:+.1f} us (may rise {allowed:.0f} us at most: {share:.0%} "
-              f"of the delay + the machine's slowdown x{slowdown:.2f} of its {base[sid]:.1f} us)")
+              f"of the delay + the machine's slowdown x{slowdown:.2f} of its {base[sid]:.1f} us, "
+              f"never more than {LEAK_CAP:.0%} of the delay)")
 
 
 def shift(base_dir, new_dir, stage, injected_us, per_class=False):

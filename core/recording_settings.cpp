@@ -1,0 +1,29 @@
+#include "recording_settings.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "ntprof_sampler.h"
+
+namespace ntprof {
+
+absl::Status CheckRecordingSettings(const v1::RecordingSettings& settings) {
+  if (settings.sample_rate() == 0) {
+    return absl::InvalidArgumentError(
+        "the sample rate must be at least 1 (--sample-rate N: one command in N; 1 = every one)");
+  }
+  return absl::OkStatus();
+}
+
+bool SessionKeeps(const v1::RecordingSettings& settings, const v1::Record& record) {
+  auto listed = [](const auto& list, const std::string& value) {
+    return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
+  };
+  if (!listed(settings.subsystems(), record.subsys_nqn())) return false;
+  if (!listed(settings.devices(), record.device())) return false;
+  return ntprof_sampled(static_cast<uint8_t>(record.opcode()), record.nsid(), record.slba(),
+                        record.nlb(), static_cast<uint16_t>(record.cid()), settings.salt(),
+                        settings.sample_rate()) != 0;
+}
+
+}  // namespace ntprof

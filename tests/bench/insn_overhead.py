@@ -1,0 +1,404 @@
+#!/usr/bin/env python3
+"""What recording costs the workload, in guest instructions per I/O: an exact, load-proof figure.
+
+Needs a bed booted with instruction counting (deploy/testbed/tb up --insn-count --transport
+tcp,rdma): each VM's emulator counts every instruction the guest runs, the guests' clocks follow
+their instruction counts (-icount) and idle guests halt. Then the same work costs the same
+instructions whatever the build machine's load, where IOPS and CPU time under emulation swing by
+tens of percent.
+
+Per transport and queue depth, in alternating rounds (the order rotates), with no agent and with
+ntprofd recording on both the host and the target at each rate (0 = every hook attached, nothing
+sampled; 100; 1): fio reads a fixed number of 4 KiB blocks (--number_ios), and each VM's count
+across the ssh call that runs it is taken. The same call with a single read, three times, gives
+what fio's start-up and the ssh around it cost; the median of those is subtracted:
+
+    instructions per I/O = (count of the N-read run - median count of the 1-read runs) / (N - 1)
+
+Prints, per role: instructions per I/O without agents and with them, the ratio with agents /
+without (median of the rounds' paired ratios, bootstrap 95 % interval) and the added instructions
+per I/O. With --split, also where the added instructions go: each VM's per-block counts before
+and after the N-read run, mapped to the guest's /proc/kallsyms (BPF programs, BPF trampolines,
+the kernel functions that differ most, user space), with agents minus without in the same round.
+
+  insn_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 3]
+                   [--ios 2000] [--warmup-ios 500] [--split] [--json FILE] [--summarize JSON]
+                   [--baseline-ntprofd PATH [--baseline-rate 100] [--baseline-label NAME]]
+                   [--max-added ROLE=N ...]
+
+--max-added host=N target=N: exit 1 when, at any rate, a role's added instructions per I/O (the
+median) exceed N; --max-hooks host=N target=N (with --split): the same for the instructions in
+BPF programs, trampolines and BPF's run-time only, the steady part (the regression check,
+tests/bench/insn_overhead_check.sh).
+"""
+import argparse
+import bisect
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import agent_overhead as ao
+
+OFF = ao.OFF
+ROLES = ao.ROLES
+ONE_READ_RUNS = 3
+SETTLE_S = 0.2  # after an ssh call returns, its session's teardown in the VM runs a moment longer
+
+
+def insns(role, profile=None):
+    """The instructions role's VM has run since boot (and its per-block profile into profile)."""
+    args = ["insns", role] + (["--profile", profile] if profile else [])
+    return int(ao.tb(*args).strip().splitlines()[-1])
+
+
+def counted(fn, profiles=None):
+    """Runs fn() with the VMs otherwise idle; returns (fn's result, {role: instructions run}).
+    profiles: {role: (before_path, after_path)} to keep each VM's per-block counts too."""
+    time.sleep(SETTLE_S)
+    before = {r: insns(r, profiles[r][0] if profiles else None) for r in ROLES}
+    result = fn()
+    time.sleep(SETTLE_S)
+    after = {r: insns(r, profiles[r][1] if profiles else None) for r in ROLES}
+    return result, {r: after[r] - before[r] for r in ROLES}
+
+
+def fio_ios(dev, qd, n):
+    return json.loads(ao.guest("host", "fio-ios", dev, qd, n).strip().splitlines()[-1])
+
+
+# ---- where instructions go: per-block counts against the guest's symbols -----------------------
+class Symbols:
+    """A VM's text symbols (kernel, modules, BPF programs and trampolines), by start address."""
+
+    def __init__(self, kallsyms_text):
+        syms = []
+        for line in kallsyms_text.splitlines():
+            parts = line.split()
+            if len(parts) < 3 or parts[1] not in "tTwW":
+                continue
+            addr = int(parts[0], 16)
+            if addr:
+                syms.append((addr, parts[2]))
+        syms.sort()
+        self.starts = [a for a, _ in syms]
+        self.names = [n for _, n in syms]
+
+    def name(self, vaddr):
+        i = bisect.bisect_right(self.starts, vaddr) - 1
+        return self.names[i] if i >= 0 else "?"
+
+
+def kallsyms(role, only_bpf=False):
+    cmd = "grep -E '\\[bpf\\]$' /proc/kallsyms" if only_bpf else "cat /proc/kallsyms"
+    return ao.tb("ssh", role, cmd)
+
+
+def read_profile(path):
+    """(total, user-space instructions, {block start: instructions}) of a plugin profile."""
+    with open(path) as f:
+        total = int(f.readline())
+        user = int(f.readline().split()[1])
+        blocks = {}
+        for line in f:
+            a, n = line.split()
+            blocks[int(a, 16)] = int(n)
+    return total, user, blocks
+
+
+def by_symbol(before_path, after_path, symbols):
+    """Instructions run between two profiles, by symbol ("user space" for all of user space)."""
+    _, user0, b0 = read_profile(before_path)
+    _, user1, b1 = read_profile(after_path)
+    out = {"user space": user1 - user0}
+    for addr, n in b1.items():
+        d = n - b0.get(addr, 0)
+        if d:
+            name = symbols.name(addr)
+            out[name] = out.get(name, 0) + d
+    return out
+
+
+def kind(symbol):
+    """What a symbol is, for the split: a BPF program, a trampoline, BPF's run-time in the kernel
+    (program entry/exit, helpers, maps, ring buffer), other kernel code, or user space."""
+    if symbol == "user space":
+        return "user space (agent, fio)"
+    if symbol.startswith("bpf_prog_"):
+        return "BPF programs"
+    if symbol.startswith(("bpf_trampoline_", "bpf_dispatcher_")):
+        return "BPF trampolines"
+    if symbol.startswith(("__bpf", "bpf_", "htab_", "__htab", "array_map", "ringbuf", "__ringbuf",
+                          "__sys_bpf", "percpu_array", "pcpu_freelist", "kprobe", "trace_call_bpf",
+                          "perf_trace", "bpf_trace")):
+        return "BPF run-time in the kernel"
+    return "other kernel (syscalls, scheduling, timers, ...)"
+
+
+def program_name(symbol):
+    """bpf_prog_<tag>_<name> -> <name>."""
+    parts = symbol.split("_", 3)
+    return parts[3] if len(parts) == 4 else symbol
+
+
+# ---- the runs ------------------------------------------------------------------------------------
+def measure(args, transport, dev, qd, config, symbols, workdir):
+    """One configuration's figures at one QD: the 1-read runs, then the N-read run."""
+    ones = [counted(lambda: fio_ios(dev, qd, 1))[1] for _ in range(ONE_READ_RUNS)]
+    profiles = None
+    if args.split:
+        profiles = {r: (os.path.join(workdir, f"{r}.before"), os.path.join(workdir, f"{r}.after"))
+                    for r in ROLES}
+    fio, counts = counted(lambda: fio_ios(dev, qd, args.ios), profiles)
+    one_ios = 1  # fio reports 1 for each single-read run
+    run = {"transport": transport, "qd": qd, "config": config, "rate": ao.config_rate(config),
+           "ios": fio["ios"]}
+    for r in ROLES:
+        one = statistics.median(o[r] for o in ones)
+        run[f"{r}_insns"] = counts[r]
+        run[f"{r}_one_read_insns"] = [o[r] for o in ones]
+        run[f"{r}_per_io"] = (counts[r] - one) / (fio["ios"] - one_ios)
+        if profiles:
+            run[f"{r}_symbols"] = by_symbol(*profiles[r], symbols[r])
+    return run
+
+
+def configuration(args, transport, dev, config, base_symbols, hook_names, workdir):
+    """Every QD of one configuration, in one agent session."""
+    if config != OFF:
+        ao.start(config, transport, dev, hook_names)
+        for role in ROLES:
+            # overhead_guest.sh turns on the kernel's accounting of BPF run time (two clock reads
+            # per program run), which a production agent does not: counted, it was ~400 of the
+            # added instructions per I/O
+            ao.tb("ssh", role, "sysctl -qw kernel.bpf_stats_enabled=0")
+    try:
+        symbols = base_symbols
+        if args.split and config != OFF:
+            # BPF programs and trampolines are loaded with the agent: their addresses are new
+            symbols = {r: Symbols(base_symbols[r].text + kallsyms(r, only_bpf=True)) for r in ROLES}
+        if args.warmup_ios:
+            # an always-on agent is measured warm; every configuration gets the same reads
+            fio_ios(dev, args.qd[-1], args.warmup_ios)
+        return [measure(args, transport, dev, qd, config, symbols, workdir) for qd in args.qd]
+    finally:
+        if config != OFF:
+            ao.guest("host", "stop")
+            ao.guest("target", "stop")
+
+
+class BootSymbols(Symbols):
+    """The symbols of a boot (kernel and modules), keeping their text to add BPF's to later."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.text = text
+
+
+# ---- the summary ---------------------------------------------------------------------------------
+def paired(sel, config):
+    """{round: (run without agents, run with config)} for the rounds that have both."""
+    by_round = {}
+    for r in sel:
+        by_round.setdefault(r["round"], {})[r["config"]] = r
+    return [(rr[OFF], rr[config]) for rr in by_round.values() if OFF in rr and config in rr]
+
+
+def figures(pairs, role):
+    """Without, with (medians), ratio (median, lo, hi), added (median, lo, hi) per I/O."""
+    without = statistics.median(off[f"{role}_per_io"] for off, _ in pairs)
+    with_ = statistics.median(on[f"{role}_per_io"] for _, on in pairs)
+    ratio = ao.median_ci([on[f"{role}_per_io"] / off[f"{role}_per_io"] for off, on in pairs])
+    added = ao.median_ci([on[f"{role}_per_io"] - off[f"{role}_per_io"] for off, on in pairs])
+    return without, with_, ratio, added
+
+
+def split_rows(pairs, role):
+    """Median added instructions per I/O, per symbol, over the pairs (with minus without)."""
+    names = {n for off, on in pairs for run in (off, on) for n in run.get(f"{role}_symbols", {})}
+    rows = {}
+    for n in names:
+        d = [on[f"{role}_symbols"].get(n, 0) / on["ios"] - off[f"{role}_symbols"].get(n, 0) / off["ios"]
+             for off, on in pairs if f"{role}_symbols" in on and f"{role}_symbols" in off]
+        if d:
+            rows[n] = statistics.median(d)
+    return rows
+
+
+HOOK_KINDS = ("BPF programs", "BPF trampolines", "BPF run-time in the kernel")
+
+
+def by_kind(rows):
+    kinds = {}
+    for n, v in rows.items():
+        kinds[kind(n)] = kinds.get(kind(n), 0.0) + v
+    return kinds
+
+
+def hooks_per_io(pairs, role):
+    """Added instructions per I/O in the hooks themselves: programs, trampolines and BPF's
+    run-time. Steadier than the whole (page zeroing elsewhere swings by thousands per I/O)."""
+    kinds = by_kind(split_rows(pairs, role))
+    return sum(kinds.get(k, 0.0) for k in HOOK_KINDS)
+
+
+def say_split(say, pairs, role, top):
+    rows = split_rows(pairs, role)
+    if not rows:
+        return
+    kinds = by_kind(rows)
+    say(f"    {role}: " + "; ".join(f"{k} {v:+.0f}" for k, v in
+                                    sorted(kinds.items(), key=lambda kv: -abs(kv[1]))))
+    progs = sorted(((program_name(n), v) for n, v in rows.items() if kind(n) == "BPF programs"),
+                   key=lambda kv: -kv[1])
+    if progs:
+        say(f"      programs: " + ", ".join(f"{n} {v:.0f}" for n, v in progs))
+    kernel = sorted(((n, v) for n, v in rows.items()
+                     if kind(n) not in ("BPF programs", "user space (agent, fio)")),
+                    key=lambda kv: -abs(kv[1]))[:top]
+    if kernel:
+        say(f"      kernel functions (largest differences): " +
+            ", ".join(f"{n} {v:+.0f}" for n, v in kernel))
+
+
+def summarize(runs, args):
+    lines = []
+    say = lines.append
+    configs = ao.agent_configs(args)
+    name = lambda c: ao.config_name(c, args.baseline_label)
+    for transport in args.transports:
+        for qd in args.qd:
+            sel = [r for r in runs if r["transport"] == transport and r["qd"] == qd]
+            if not sel:
+                continue
+            ios = statistics.median(r["ios"] for r in sel)
+            say(f"\n== NVMe/{transport.upper()}, 4 KiB random reads, QD{qd}: guest instructions "
+                f"per I/O ({len({r['round'] for r in sel})} rounds of {ios:.0f} reads, alternating) ==")
+            say(f"  {'role':<7} {'agents':<24} {'without':>9} {'with':>9} {'ratio [95% CI]':>26} "
+                f"{'added/IO [95% CI]':>24}")
+            for config in configs:
+                pairs = paired(sel, config)
+                if not pairs:
+                    continue
+                for role in ROLES:
+                    without, with_, ratio, added = figures(pairs, role)
+                    say(f"  {role:<7} {name(config):<24} {without:>9.0f} {with_:>9.0f} "
+                        f"{ratio[0]:>8.4f} [{ratio[1]:.4f}, {ratio[2]:.4f}] "
+                        f"{added[0]:>+8.0f} [{added[1]:+.0f}, {added[2]:+.0f}]")
+            if any(f"{role}_symbols" in r for r in sel for role in ROLES):
+                say("  where the added instructions per I/O go (with - without, median of rounds):")
+                for config in configs:
+                    pairs = paired(sel, config)
+                    if pairs:
+                        say(f"   {name(config)}:")
+                        for role in ROLES:
+                            say_split(say, pairs, role, args.top)
+    return "\n".join(lines)
+
+
+def over_bound(runs, args):
+    """(transport, qd, config, role, what, added, bound) for each figure over its bound: the
+    added instructions per I/O (--max-added) or those in the hooks (--max-hooks)."""
+    out = []
+    for transport in args.transports:
+        for qd in args.qd:
+            sel = [r for r in runs if r["transport"] == transport and r["qd"] == qd]
+            for config in ao.agent_configs(args):
+                pairs = paired(sel, config)
+                if not pairs:
+                    continue
+                for role, bound in args.max_added.items():
+                    added = figures(pairs, role)[3][0]
+                    if added > bound:
+                        out.append((transport, qd, config, role, "in all", added, bound))
+                for role, bound in args.max_hooks.items():
+                    added = hooks_per_io(pairs, role)
+                    if added > bound:
+                        out.append((transport, qd, config, role, "in the hooks", added, bound))
+    return out
+
+
+def bound_arg(text):
+    role, _, n = text.partition("=")
+    if role not in ROLES or not n.isdigit():
+        raise argparse.ArgumentTypeError(f"expected host=N or target=N, got '{text}'")
+    return role, int(n)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ao.add_matrix_arguments(ap, rounds=3)
+    ap.add_argument("--ios", type=int, default=2000, help="reads in each measured run")
+    ap.add_argument("--warmup-ios", type=int, default=500,
+                    help="unmeasured reads after each start (0: none)")
+    ap.add_argument("--split", action="store_true",
+                    help="also split the added instructions by symbol (BPF programs, trampolines, "
+                         "kernel functions, user space)")
+    ap.add_argument("--top", type=int, default=8, help="kernel functions shown in the split")
+    ap.add_argument("--max-added", type=bound_arg, nargs="*", default=[], metavar="ROLE=N",
+                    help="fail (exit 1) when a role's added instructions per I/O exceed N")
+    ap.add_argument("--max-hooks", type=bound_arg, nargs="*", default=[], metavar="ROLE=N",
+                    help="fail (exit 1) when a role's added instructions per I/O in BPF programs, "
+                         "trampolines and BPF's run-time exceed N (needs --split)")
+    ap.add_argument("--json", help="also write every run's measurements here")
+    ap.add_argument("--summarize", metavar="JSON", help="print the summary of an earlier --json")
+    args = ap.parse_args()
+    ao.parse_matrix(args)
+    args.max_added = dict(args.max_added)
+    args.max_hooks = dict(args.max_hooks)
+    if args.max_hooks and not args.split and not args.summarize:
+        ap.error("--max-hooks needs --split")
+    args.floor = False  # agent_overhead's empty-program floor is a CPU-time tool; not run here
+    if args.ios < 2:
+        ap.error("--ios must be at least 2")
+    if args.summarize:
+        with open(args.summarize) as f:
+            runs = json.load(f)
+    else:
+        runs = run_all(args)
+    print(summarize(runs, args))
+    failed = over_bound(runs, args)
+    for transport, qd, config, role, what, added, bound in failed:
+        print(f"FAIL: NVMe/{transport.upper()} QD{qd} {ao.config_name(config)}: the {role} runs "
+              f"{added:+.0f} instructions per I/O {what} with agents, more than the bound {bound}",
+              file=sys.stderr)
+    sys.exit(1 if failed else 0)
+
+
+def run_all(args):
+    env = dict(line.split("=", 1) for line in ao.tb("env").split() if "=" in line)
+    if env.get("NTPROF_TB_INSN_COUNT", "").strip("'\"") != "1":
+        sys.exit("insn_overhead: the bed counts no instructions: deploy/testbed/tb down; "
+                 "deploy/testbed/tb up --insn-count --transport " + ",".join(args.transports))
+    _, devs = ao.prepare_bed(args.transports)
+    if args.baseline_ntprofd:
+        ao.share_baseline(args.baseline_ntprofd)
+    base_symbols = ({r: BootSymbols(kallsyms(r)) for r in ROLES} if args.split else None)
+    configs = [OFF] + ao.agent_configs(args)
+    runs = []
+    total = args.rounds * len(configs) * len(args.qd) * len(args.transports)
+    started = time.time()
+    with tempfile.TemporaryDirectory() as workdir:
+        for rnd in range(args.rounds):
+            for transport in args.transports:
+                shift = rnd % len(configs)  # rotate the order so no configuration always runs first
+                for config in configs[shift:] + configs[:shift]:
+                    for run in configuration(args, transport, devs[transport], config, base_symbols,
+                                             None, workdir):
+                        run["round"] = rnd
+                        runs.append(run)
+                        print(f"[{len(runs)}/{total}, {time.time() - started:.0f} s] {transport} "
+                              f"QD{run['qd']} {ao.config_name(config, args.baseline_label)}: "
+                              f"per I/O host {run['host_per_io']:.0f}, target "
+                              f"{run['target_per_io']:.0f} instructions", file=sys.stderr)
+                        if args.json:  # kept as it grows: an interrupted run keeps its rounds
+                            with open(args.json, "w") as f:
+                                json.dump(runs, f)
+    return runs
+
+
+if __name__ == "__main__":
+    main()
