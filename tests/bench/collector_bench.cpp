@@ -67,7 +67,7 @@ std::vector<v1::AgentMessage> Stream(v1::Role role, int commands, const std::str
 void StartSession(SessionRegistry* registry, const std::string& name) {
   v1::StartSessionRequest request;
   request.set_name(name);
-  request.set_sample_rate(1);
+  request.mutable_settings()->set_sample_rate(1);
   if (!registry->StartSession(request).ok()) std::abort();
 }
 

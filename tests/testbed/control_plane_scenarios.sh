@@ -9,7 +9,13 @@
 #      and target records and equals the file report of the session exported to .ntp files;
 #   3. the host's agent SIGKILLed mid-session: systemd restarts it, it rejoins, records again, and
 #      the report notes the interval it lost;
-#   4. the collector SIGKILLed mid-session and restarted: the agents replay, every record once.
+#   4. the collector SIGKILLed mid-session and restarted: the agents replay, every record once;
+#   5. the collector restarted with a standing session (1 in 100): both agents record it, `watch`
+#      with no name follows it, and an investigation at 1 in 10 runs beside it on the same agents:
+#      of the commands the standing session kept while the investigation ran, every one is in the
+#      investigation too (nested sampling, one record shared), about a tenth of them;
+#   6. `ntprofctl run` around fio, gated against a baseline run: a 2 ms drive delay fails the
+#      bound on storage and passes the bound on network (JUnit: one failure, one pass).
 # Each check prints "ok:"/"FAIL:"; exit 1 if any failed.
 # Usage: control_plane_scenarios.sh NTPROFCTL NTPROF_COLLECTOR NTPROFD_DEB [PORT]
 #   (NTPROFD_DEB: the ntprofd package, <build>/packages/ntprofd_*.deb of the package-deb target)
@@ -52,9 +58,9 @@ cp "$work/ca.pem" "$out/ca.pem"
 
 export NTPROF_COLLECTOR=127.0.0.1:$port
 ctl_tls=(--tls-ca "$work/ca.pem")
-start_collector() {
+start_collector() {  # [EXTRA COLLECTOR FLAGS...]
   "$collector" --listen "127.0.0.1:$port" --tls-cert "$work/collector.pem" \
-    --tls-key "$work/collector.key" --data-dir "$work/data" --metrics-listen "" \
+    --tls-key "$work/collector.key" --data-dir "$work/data" --metrics-listen "" "$@" \
     >>"$out/collector.log" 2>&1 &
   collector_pid=$!
   wait_for 10 "$ctl" status "${ctl_tls[@]}"
@@ -175,6 +181,66 @@ check "outage: host and target records joined" grep -Eq "[1-9][0-9]* matched" "$
 check "outage: the report holds every record once ($h host, $t target)" \
   grep -q "records: $h host, $t target;" "$out/outage-$run.txt"
 check "outage: nothing declared lost" bash -c "! grep -q 'lost batches' '$out/outage-$run.txt'"
+
+# ---- 5. a standing session, and an investigation beside it ------------------------------------------
+kill "$collector_pid"; wait "$collector_pid" 2>/dev/null
+check "collector restarted with standing session fleet-$run (1 in 100)" \
+  start_collector --standing-session "fleet-$run" --standing-sample-rate 100
+check "both agents record the standing session" wait_for 60 bash -c "$(declare -f recording); tb=$tb; recording host fleet-$run && recording target fleet-$run"
+"$ctl" start probe-$run -s 10 "${ctl_tls[@]}" >"$out/start-probe.txt" 2>&1
+check "investigation probe (1 in 10) starts beside it on both agents" \
+  wait_for 60 bash -c "$(declare -f recording); tb=$tb; recording host probe-$run && recording target probe-$run"
+"$ctl" watch -o ndjson --count 3 "${ctl_tls[@]}" >"$out/watch-standing.ndjson" 2>&1 &
+watch_pid=$!
+fio_run 6
+wait "$watch_pid"
+check "watch with no name follows the standing session" grep -q "\"session\":\"fleet-$run\"" "$out/watch-standing.ndjson"
+"$ctl" status "${ctl_tls[@]}" >"$out/status-both.txt"
+check "status: both sessions running" bash -c "grep -q 'fleet-$run.*running' '$out/status-both.txt' && grep -q 'probe-$run.*running' '$out/status-both.txt'"
+"$ctl" stop probe-$run "${ctl_tls[@]}" >/dev/null
+probe_settled() { ! "$tb" ssh host "ls /var/lib/ntprofd/spool/probe-$run.recording" && ! "$tb" ssh target "ls /var/lib/ntprofd/spool/probe-$run.recording"; }
+wait_for 30 probe_settled
+report probe-$run
+sed -n 's/^records: /      probe: records: /p' "$out/probe-$run.txt"
+check "probe: host and target records joined" grep -Eq "[1-9][0-9]* matched" "$out/probe-$run.txt"
+check "fleet keeps running after the investigation stopped" bash -c "'$ctl' status fleet-$run ${ctl_tls[*]} | grep -q running"
+"$ctl" export probe-$run -o "$out/probe-export/" "${ctl_tls[@]}" >/dev/null 2>&1
+"$ctl" export fleet-$run -o "$out/fleet-export/" "${ctl_tls[@]}" >/dev/null 2>&1
+keys=$(dirname "$ctl")/../daemon/ntp_command_keys
+"$keys" "$out"/probe-export/*.ntp >"$out/probe.keys"
+"$keys" "$out"/fleet-export/*.ntp >"$out/fleet.keys"
+# the standing session's commands while the investigation ran (its first to its last stamp, per role)
+awk 'NR == FNR { lo[$1] = (!($1 in lo) || $5 < lo[$1]) ? $5 : lo[$1]; hi[$1] = $5 > hi[$1] ? $5 : hi[$1]; next }
+     ($1 in lo) && $5 >= lo[$1] && $5 <= hi[$1]' "$out/probe.keys" "$out/fleet.keys" >"$out/fleet-during.keys"
+in_probe=$(wc -l <"$out/probe.keys") in_fleet=$(wc -l <"$out/fleet-during.keys")
+missing=$(comm -23 "$out/fleet-during.keys" "$out/probe.keys" | wc -l)
+echo "      nested: probe kept $in_probe records, fleet $in_fleet in the same span, $missing of them not in probe"
+check "nested: every command the standing session kept meanwhile is in the investigation" \
+  bash -c "[ $in_fleet -gt 0 ] && [ $missing = 0 ]"
+check "nested: the standing session kept about a tenth of the investigation's (5-20 %)" \
+  awk -v a="$in_fleet" -v b="$in_probe" 'BEGIN {exit !(b > 0 && a / b >= 0.05 && a / b <= 0.2)}'
+
+# ---- 6. ntprofctl run around fio, gated against a baseline ------------------------------------------
+fio_cmd=("$tb" ssh host "fio --name=f --filename=$dev --direct=1 --ioengine=io_uring --rw=randread --bs=4k --iodepth=1 --time_based --runtime=5 >/dev/null 2>&1")
+"$ctl" run gate-base-$run -s 2 "${ctl_tls[@]}" -- "${fio_cmd[@]}" >"$out/gate-base.txt" 2>&1
+base_status=$?
+check "run: the baseline run exits 0 with its report" \
+  bash -c "[ $base_status = 0 ] && grep -Eq '[1-9][0-9]* matched' '$out/gate-base.txt'"
+"$tb" set-drive-delay 2000000 >/dev/null 2>&1
+"$ctl" run gate-new-$run -s 2 "${ctl_tls[@]}" --baseline gate-base-$run \
+  --fail-if 'storage.p99 > +10%' --fail-if 'network.mean > +50%' --junit "$out/gate.xml" \
+  -- "${fio_cmd[@]}" >"$out/gate-new.txt" 2>&1
+gate_status=$?
+"$tb" set-drive-delay 0 >/dev/null 2>&1
+sed -n '/^gate/,$p' "$out/gate-new.txt" | sed 's/^/      /'
+check "run: a 2 ms drive delay crosses the storage bound (exit 1)" [ "$gate_status" = 1 ]
+check "run: JUnit names storage.p99 failed and network.mean passed" \
+  python3 -c "
+import sys, xml.etree.ElementTree as ET
+cases = {c.get('name'): c.find('failure') is not None for c in ET.parse(sys.argv[1]).iter('testcase')}
+storage = [f for n, f in cases.items() if n.startswith('storage.p99')]
+network = [f for n, f in cases.items() if n.startswith('network.mean')]
+sys.exit(not (storage and all(storage) and network and not any(network)))" "$out/gate.xml"
 
 [ "$failures" = 0 ] && echo "all control-plane scenarios passed"
 [ "$failures" = 0 ]
