@@ -1,5 +1,5 @@
 // A started session's agents answer on their own streams to the collector, after StartSession has
-// returned: SessionOpened, or a refusal (already recording another session, a required hook
+// returned: SessionOpened, or a refusal (a session with its own salt beside others, a required hook
 // missing). `ntprofctl start` waits for those answers so that a refusal reaches the user instead
 // of a session listed as running that records nothing.
 #pragma once

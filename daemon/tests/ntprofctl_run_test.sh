@@ -90,11 +90,12 @@ stopped io3 || fail "run io3: session not stopped after SIGTERM"
 
 # ---- 4. a refused start -------------------------------------------------------------------------
 "$ctl" start busy -s 1 >/dev/null || fail "start busy"
-"$ctl" run io4 -- touch "$work/io4.ran" >"$work/io4.out" 2>"$work/io4.err"
+# An agent records sessions side by side under one salt: one naming its own salt is refused.
+"$ctl" run io4 --salt 7 -- touch "$work/io4.ran" >"$work/io4.out" 2>"$work/io4.err"
 rc=$?
 [ "$rc" = 1 ] || fail "run io4 refused: exit $rc, wanted 1"
 [ -e "$work/io4.ran" ] && fail "run io4: the workload ran although the agent refused"
-grep -q "already recording session busy" "$work/io4.err" || fail "run io4: $(cat "$work/io4.err")"
+grep -q "session busy records with salt .*, this one with 7" "$work/io4.err" || fail "run io4: $(cat "$work/io4.err")"
 grep -q "COMMAND was not started" "$work/io4.err" || fail "run io4: $(cat "$work/io4.err")"
 stopped io4 || fail "run io4: session not stopped"
 "$ctl" stop busy >/dev/null || fail "stop busy"
