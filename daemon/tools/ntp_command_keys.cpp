@@ -1,7 +1,8 @@
-// ntp_command_keys FILE.ntp...: one line per read/write record, "ROLE QID CID SLBA FIRST_STAMP"
-// (numeric order: `LC_ALL=C sort` the lines before comm). A verification aid for the testbed (not installed): two sessions recorded by one agent
-// hold the very same record for a command both sampled, so comparing these lines tells which
-// commands each session kept (the nested sampling check of the control-plane scenario).
+// ntp_command_keys FILE.ntp...: one line per read/write record, "ROLE QID CID SLBA FIRST_STAMP",
+// in numeric order (`LC_ALL=C sort` the lines before comm). A verification aid for the testbed (not
+// installed): two sessions recorded by one agent hold the very same record for a command both
+// sampled, so comparing these lines tells which commands each session kept (the nested sampling
+// check of the control-plane scenario).
 #include <algorithm>
 #include <cinttypes>
 #include <cstdint>
