@@ -60,21 +60,20 @@ absl::Status CollectorRing::SetMembers(std::vector<std::string> members) {
   for (const std::string& address : wanted) {
     auto it = members_.find(address);
     if (it != members_.end()) {
-      if (!it->second->in_ring) spdlog::info("collector {} is back in the ring", address);
-      it->second->in_ring = true;
+      Member* member = it->second.get();
+      if (!member->in_ring) {
+        spdlog::info("collector {} is back in the ring", address);
+        // Not yet retired: the recordings that started while it was out never reached it.
+        if (auto st = OpenRunningLocked(member); !st.ok()) return st;
+      }
+      member->in_ring = true;
       continue;
     }
     auto m = OpenMemberLocked(address);
     if (!m.ok()) return m.status();
     Member* member = m->get();
     members_[address] = std::move(*m);
-    // Recordings running now: their SessionOpened comes before any record the new member owns.
-    for (const auto& [session, header] : open_sessions_) {
-      v1::AgentMessage opened;
-      *opened.mutable_opened()->mutable_header() = header;
-      if (auto st = AppendLocked(member, std::move(opened)); !st.ok()) return st;
-      member->open.insert(session);
-    }
+    if (auto st = OpenRunningLocked(member); !st.ok()) return st;
     if (started_) {
       spdlog::info("collector {} joined the ring ({} member(s))", address, ring.members().size());
       StartLinkLocked(member);
@@ -161,6 +160,17 @@ absl::Status CollectorRing::AppendLocked(Member* member, v1::AgentMessage messag
                         absl::StrCat("spool of collector ", member->address.empty() ? "(none)"
                                                                                      : member->address,
                                      ": ", seq.status().message()));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CollectorRing::OpenRunningLocked(Member* member) {
+  for (const auto& [session, header] : open_sessions_) {
+    if (member->open.count(session) != 0) continue;
+    v1::AgentMessage opened;
+    *opened.mutable_opened()->mutable_header() = header;
+    if (auto st = AppendLocked(member, std::move(opened)); !st.ok()) return st;
+    member->open.insert(session);
   }
   return absl::OkStatus();
 }

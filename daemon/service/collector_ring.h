@@ -16,7 +16,8 @@
 // SessionOpened of every recording running now before any of its records; records from then on
 // go to their new owner. A removed member takes no new records but still gets the SessionClosed
 // of the recordings it has open; its link stays until those are closed and its spool is drained
-// (everything acked), then it is closed (Retire).
+// (everything acked), then it is closed (Retire). A removed member put back before it retired
+// gets the SessionOpened of the recordings that started while it was out, as a new one would.
 //
 // With no collector at all there is one member named "" with a spool and no link, so that the
 // agent's Status and losses work the same way (`--no-collector`).
@@ -100,6 +101,9 @@ class CollectorRing {
   Member* RouteLocked(const std::string& key);
   const std::string& HomeLocked() const;
   absl::Status AppendLocked(Member* member, v1::AgentMessage message);
+  // The SessionOpened of every recording running now that the member has no open for: it comes
+  // before any record the member owns (a new member, or a removed one back before it retired).
+  absl::Status OpenRunningLocked(Member* member);
 
   CollectorRingOptions options_;
   ChannelFn channel_;

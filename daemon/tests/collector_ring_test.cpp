@@ -179,3 +179,38 @@ TEST_CASE("a_collector_removed_mid_recording_gets_no_records_but_its_close_and_s
   CHECK(removed[0].has_opened());
   CHECK(removed[1].has_closed());
 }
+
+TEST_CASE("a_collector_back_in_the_ring_before_it_retired_gets_the_recordings_opened_while_it_was_out",
+          "[ring]") {
+  TempDir tmp;
+  const std::vector<std::string> all = {"c1:7420", "c2:7420", "c3:7420"};
+  const ntprof::common::HashRing ring(all);
+  v1::FileHeader before, during;
+  before.set_session("before");
+  during.set_session("during");
+  v1::RecordBatch batch;
+  for (int i = 0; i < 60; ++i)
+    *batch.add_records() = RecordOf("nqn.2026-01.io.ntprof:s" + std::to_string(i));
+  {
+    auto r = MakeRing(tmp.path);
+    REQUIRE(r->SetMembers(all).ok());
+    REQUIRE(r->AppendOpened(before).ok());
+    REQUIRE(r->SetMembers(kMembers).ok());  // c3 out, with "before" open there
+    REQUIRE(r->AppendOpened(during).ok());  // not at c3
+    REQUIRE(r->SetMembers(all).ok());       // back, its spool not drained: never retired
+    REQUIRE(r->AppendBatch("during", batch).ok());
+    REQUIRE(r->AppendClosed("during", nullptr, "").ok());
+    REQUIRE(r->AppendClosed("before", nullptr, "").ok());
+  }
+  // A collector stores a batch only after its session's SessionOpened (it drops one before).
+  const auto back = Spooled(tmp.path / SpoolDirName("c3:7420"));
+  REQUIRE(back.size() == 5);
+  CHECK(back[0].opened().header().session() == "before");  // once: it never lost this one
+  CHECK(back[1].opened().header().session() == "during");
+  REQUIRE(back[2].has_batch());
+  CHECK(back[2].batch().session() == "during");
+  CHECK(back[2].batch().batch().records_size() > 0);
+  for (const auto& r : back[2].batch().batch().records()) CHECK(ring.Owner(r.subsys_nqn()) == "c3:7420");
+  CHECK(back[3].closed().session() == "during");
+  CHECK(back[4].closed().session() == "before");
+}
