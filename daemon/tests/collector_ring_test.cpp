@@ -2,33 +2,22 @@
 // are never started: nothing dials.
 #include "collector_ring.h"
 
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <map>
 
 #include "hash_ring.h"
+#include "temp_dir.h"
 
 namespace fs = std::filesystem;
 using ntprof::agent::CollectorRing;
 using ntprof::agent::CollectorRingOptions;
 using ntprof::agent::Spool;
 using ntprof::agent::SpoolDirName;
+using ntprof::testing::TempDir;
 namespace v1 = ntprof::v1;
 
 namespace {
-
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("ntprof-ring-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-  static inline int counter = 0;
-};
 
 std::unique_ptr<CollectorRing> MakeRing(const fs::path& dir, bool per_member = true) {
   return std::make_unique<CollectorRing>(
@@ -83,7 +72,7 @@ TEST_CASE("ring_sends_each_record_to_its_subsystems_owner_and_counters_and_losse
   v1::FileTrailer trailer;
   trailer.mutable_losses()->set_ring_buffer_full(3);
   {
-    auto r = MakeRing(tmp.path);
+    auto r = MakeRing(tmp.path());
     REQUIRE(r->SetMembers(kMembers).ok());
     CHECK(r->HomeMember() == home);
     REQUIRE(r->AppendOpened(header).ok());
@@ -92,7 +81,7 @@ TEST_CASE("ring_sends_each_record_to_its_subsystems_owner_and_counters_and_losse
   }
   for (const std::string& member : kMembers) {
     INFO(member);
-    const auto messages = Spooled(tmp.path / SpoolDirName(member));
+    const auto messages = Spooled(tmp.path() / SpoolDirName(member));
     REQUIRE(messages.size() == 3);  // opened, its batch, closed: each numbered 1, 2, 3
     CHECK(messages[0].has_opened());
     CHECK(messages[0].seq() == 1);
@@ -121,7 +110,7 @@ TEST_CASE("a_collector_that_joins_mid_recording_gets_the_session_opened_before_r
   for (int i = 0; i < 60; ++i)
     *batch.add_records() = RecordOf("nqn.2026-01.io.ntprof:s" + std::to_string(i));
   {
-    auto r = MakeRing(tmp.path);
+    auto r = MakeRing(tmp.path());
     REQUIRE(r->SetMembers(kMembers).ok());
     REQUIRE(r->AppendOpened(header).ok());
     REQUIRE(r->SetMembers(grown).ok());
@@ -130,20 +119,20 @@ TEST_CASE("a_collector_that_joins_mid_recording_gets_the_session_opened_before_r
     // Closed, and a later member gets no open for it.
     REQUIRE(r->SetMembers({"c1:7420", "c2:7420", "c3:7420", "c4:7420"}).ok());
   }
-  const auto joined = Spooled(tmp.path / SpoolDirName("c3:7420"));
+  const auto joined = Spooled(tmp.path() / SpoolDirName("c3:7420"));
   REQUIRE(joined.size() == 3);
   CHECK(joined[0].has_opened());
   REQUIRE(joined[1].has_batch());
   CHECK(joined[1].batch().batch().records_size() > 0);
   for (const auto& r : joined[1].batch().batch().records()) CHECK(ring.Owner(r.subsys_nqn()) == "c3:7420");
   CHECK(joined[2].has_closed());
-  CHECK(Spooled(tmp.path / SpoolDirName("c4:7420")).empty());
+  CHECK(Spooled(tmp.path() / SpoolDirName("c4:7420")).empty());
 }
 
 TEST_CASE("without_a_collector_the_one_spool_is_the_spool_dir_itself", "[ring]") {
   TempDir tmp;
   {
-    auto r = MakeRing(tmp.path, false);
+    auto r = MakeRing(tmp.path(), false);
     REQUIRE(r->SetMembers({}).ok());
     CHECK(r->Members().empty());
     v1::FileHeader header;
@@ -151,7 +140,7 @@ TEST_CASE("without_a_collector_the_one_spool_is_the_spool_dir_itself", "[ring]")
     REQUIRE(r->AppendOpened(header).ok());
     CHECK(r->Stats().unacked_messages == 1);
   }
-  CHECK(Spooled(tmp.path).size() == 1);
+  CHECK(Spooled(tmp.path()).size() == 1);
   CHECK(SpoolDirName("unix:/run/c.sock") == "unix__run_c.sock");
 }
 
@@ -164,7 +153,7 @@ TEST_CASE("a_collector_removed_mid_recording_gets_no_records_but_its_close_and_s
   for (int i = 0; i < 60; ++i)
     *batch.add_records() = RecordOf("nqn.2026-01.io.ntprof:s" + std::to_string(i));
   {
-    auto r = MakeRing(tmp.path);
+    auto r = MakeRing(tmp.path());
     REQUIRE(r->SetMembers({"c1:7420", "c2:7420", "c3:7420"}).ok());
     REQUIRE(r->AppendOpened(header).ok());
     REQUIRE(r->SetMembers(kMembers).ok());
@@ -174,7 +163,7 @@ TEST_CASE("a_collector_removed_mid_recording_gets_no_records_but_its_close_and_s
     REQUIRE(r->AppendClosed("s", nullptr, "").ok());
     CHECK(r->Retire() == 1);  // its close is not acked yet (nothing dials here)
   }
-  const auto removed = Spooled(tmp.path / SpoolDirName("c3:7420"));
+  const auto removed = Spooled(tmp.path() / SpoolDirName("c3:7420"));
   REQUIRE(removed.size() == 2);  // opened, closed: no records
   CHECK(removed[0].has_opened());
   CHECK(removed[1].has_closed());
@@ -192,7 +181,7 @@ TEST_CASE("a_collector_back_in_the_ring_before_it_retired_gets_the_recordings_op
   for (int i = 0; i < 60; ++i)
     *batch.add_records() = RecordOf("nqn.2026-01.io.ntprof:s" + std::to_string(i));
   {
-    auto r = MakeRing(tmp.path);
+    auto r = MakeRing(tmp.path());
     REQUIRE(r->SetMembers(all).ok());
     REQUIRE(r->AppendOpened(before).ok());
     REQUIRE(r->SetMembers(kMembers).ok());  // c3 out, with "before" open there
@@ -203,7 +192,7 @@ TEST_CASE("a_collector_back_in_the_ring_before_it_retired_gets_the_recordings_op
     REQUIRE(r->AppendClosed("before", nullptr, "").ok());
   }
   // A collector stores a batch only after its session's SessionOpened (it drops one before).
-  const auto back = Spooled(tmp.path / SpoolDirName("c3:7420"));
+  const auto back = Spooled(tmp.path() / SpoolDirName("c3:7420"));
   REQUIRE(back.size() == 5);
   CHECK(back[0].opened().header().session() == "before");  // once: it never lost this one
   CHECK(back[1].opened().header().session() == "during");

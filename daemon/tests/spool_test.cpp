@@ -9,23 +9,15 @@
 #include <filesystem>
 #include <fstream>
 
+#include "temp_dir.h"
+
 namespace fs = std::filesystem;
 using ntprof::agent::Spool;
 using ntprof::agent::SpoolOptions;
+using ntprof::testing::TempDir;
 namespace v1 = ntprof::v1;
 
 namespace {
-
-struct TempDir {
-  TempDir() {
-    path = fs::temp_directory_path() /
-           ("ntprof-spool-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-  fs::path path;
-  static inline int counter = 0;
-};
 
 v1::AgentMessage Batch(int records, size_t pad = 0) {
   v1::AgentMessage m;
@@ -63,7 +55,7 @@ size_t SegmentFiles(const fs::path& dir) {
 
 TEST_CASE("spool_numbers_messages_and_replays_them_in_order") {
   TempDir dir;
-  auto spool = OpenSpool(dir.path);
+  auto spool = OpenSpool(dir.path());
   for (int i = 1; i <= 5; ++i) REQUIRE(*spool->Append(Batch(i)) == static_cast<uint64_t>(i));
   auto all = ReadAll(*spool);
   REQUIRE(all.size() == 5);
@@ -77,15 +69,15 @@ TEST_CASE("spool_numbers_messages_and_replays_them_in_order") {
 
 TEST_CASE("spool_ack_drops_held_messages_and_trims_whole_segments") {
   TempDir dir;
-  auto spool = OpenSpool(dir.path, 1 << 20, 4096);
+  auto spool = OpenSpool(dir.path(), 1 << 20, 4096);
   for (int i = 0; i < 40; ++i) REQUIRE(spool->Append(Batch(10, 20)).ok());
-  const size_t segments = SegmentFiles(dir.path);
+  const size_t segments = SegmentFiles(dir.path());
   REQUIRE(segments >= 3);
   spool->Ack(30);
   auto rest = ReadAll(*spool);
   REQUIRE(rest.size() == 10);
   CHECK(rest.front().seq() == 31);
-  CHECK(SegmentFiles(dir.path) < segments);
+  CHECK(SegmentFiles(dir.path()) < segments);
   CHECK(spool->Stats().unacked_messages == 10);
   CHECK(spool->Stats().acked_seq == 30);
   spool->Ack(40);
@@ -95,20 +87,20 @@ TEST_CASE("spool_ack_drops_held_messages_and_trims_whole_segments") {
   REQUIRE(*spool->Append(Batch(1)) == 41);
   spool->Ack(41);
   REQUIRE(*spool->Append(Batch(1)) == 42);
-  CHECK(SegmentFiles(dir.path) == 1);
+  CHECK(SegmentFiles(dir.path()) == 1);
 }
 
 TEST_CASE("spool_keeps_epoch_numbers_and_unacked_messages_across_a_restart") {
   TempDir dir;
   uint64_t epoch = 0;
   {
-    auto spool = OpenSpool(dir.path, 1 << 20, 4096);
+    auto spool = OpenSpool(dir.path(), 1 << 20, 4096);
     epoch = spool->epoch();
     for (int i = 0; i < 30; ++i) REQUIRE(spool->Append(Batch(10, 20)).ok());
     spool->Ack(30);  // everything acked and trimmed: only the numbering is left on disk
     REQUIRE(spool->Append(Batch(1)).ok());
   }
-  auto spool = OpenSpool(dir.path, 1 << 20, 4096);
+  auto spool = OpenSpool(dir.path(), 1 << 20, 4096);
   CHECK(spool->epoch() == epoch);
   CHECK(spool->Stats().last_seq == 31);
   auto rest = ReadAll(*spool);
@@ -122,8 +114,8 @@ TEST_CASE("spool_keeps_epoch_numbers_and_unacked_messages_across_a_restart") {
 
 TEST_CASE("spool_new_directory_is_a_new_epoch_starting_at_one") {
   TempDir a, b;
-  auto one = OpenSpool(a.path);
-  auto two = OpenSpool(b.path);
+  auto one = OpenSpool(a.path());
+  auto two = OpenSpool(b.path());
   CHECK(one->epoch() != two->epoch());
   CHECK(*one->Append(Batch(1)) == 1);
 }
@@ -132,10 +124,10 @@ TEST_CASE("spool_cuts_off_a_torn_tail_and_counts_it") {
   TempDir dir;
   fs::path segment;
   {
-    auto spool = OpenSpool(dir.path);
+    auto spool = OpenSpool(dir.path());
     for (int i = 0; i < 3; ++i) REQUIRE(spool->Append(Batch(5)).ok());
   }
-  for (const auto& e : fs::directory_iterator(dir.path))
+  for (const auto& e : fs::directory_iterator(dir.path()))
     if (e.path().extension() == ".seg") segment = e.path();
   const auto size = fs::file_size(segment);
   SECTION("a half-written last frame") { fs::resize_file(segment, size - 7); }
@@ -147,7 +139,7 @@ TEST_CASE("spool_cuts_off_a_torn_tail_and_counts_it") {
   SECTION("garbage appended after the last frame") {
     std::ofstream(segment, std::ios::app | std::ios::binary) << "\x10\x00\x00";
   }
-  auto spool = OpenSpool(dir.path);
+  auto spool = OpenSpool(dir.path());
   const auto stats = spool->Stats();
   CHECK(stats.torn_frames == 1);
   auto rest = ReadAll(*spool);
@@ -158,12 +150,12 @@ TEST_CASE("spool_cuts_off_a_torn_tail_and_counts_it") {
   CHECK(*spool->Append(Batch(1)) == rest.size() + 1);
   // The file is clean again: a second open finds nothing torn.
   spool.reset();
-  CHECK(OpenSpool(dir.path)->Stats().torn_frames == 0);
+  CHECK(OpenSpool(dir.path())->Stats().torn_frames == 0);
 }
 
 TEST_CASE("spool_full_drops_the_oldest_and_declares_a_gap") {
   TempDir dir;
-  auto spool = OpenSpool(dir.path, 64 << 10, 8 << 10);
+  auto spool = OpenSpool(dir.path(), 64 << 10, 8 << 10);
   const int n = 200;
   for (int i = 0; i < n; ++i) REQUIRE(spool->Append(Batch(10, 40)).ok());  // ~ 1 KiB each
   const auto stats = spool->Stats();
@@ -199,7 +191,7 @@ TEST_CASE("spool_full_drops_the_oldest_and_declares_a_gap") {
 
 TEST_CASE("spool_declared_loss_takes_a_number") {
   TempDir dir;
-  auto spool = OpenSpool(dir.path);
+  auto spool = OpenSpool(dir.path());
   REQUIRE(spool->Append(Batch(1)).ok());
   REQUIRE(*spool->DeclareLost("agent restarted") == 2);
   REQUIRE(*spool->Append(Batch(1)) == 3);
@@ -212,7 +204,7 @@ TEST_CASE("spool_declared_loss_takes_a_number") {
 
 TEST_CASE("spool_reader_waits_for_the_next_message") {
   TempDir dir;
-  auto spool = OpenSpool(dir.path);
+  auto spool = OpenSpool(dir.path());
   uint64_t pos = spool->FirstUnackedPosition();
   auto none = spool->ReadFrom(&pos, 10, 10);
   REQUIRE(none.ok());
@@ -229,7 +221,7 @@ TEST_CASE("spool_reader_waits_for_the_next_message") {
 
 TEST_CASE("spool_first_held_seq_is_what_it_can_still_send") {
   TempDir dir;
-  auto spool = OpenSpool(dir.path, 1 << 20, 4096);
+  auto spool = OpenSpool(dir.path(), 1 << 20, 4096);
   CHECK(spool->FirstHeldSeq() == 1);
   for (int i = 0; i < 30; ++i) REQUIRE(spool->Append(Batch(10, 20)).ok());
   CHECK(spool->FirstHeldSeq() == 1);
@@ -237,7 +229,7 @@ TEST_CASE("spool_first_held_seq_is_what_it_can_still_send") {
   CHECK(spool->FirstHeldSeq() == 21);
   spool.reset();
   // After a restart the acked frames that were not trimmed are offered again, but nothing lower.
-  auto reopened = OpenSpool(dir.path, 1 << 20, 4096);
+  auto reopened = OpenSpool(dir.path(), 1 << 20, 4096);
   CHECK(reopened->FirstHeldSeq() > 1);
   CHECK(reopened->FirstHeldSeq() <= 21);
   reopened->Ack(30);
