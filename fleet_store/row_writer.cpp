@@ -1,5 +1,7 @@
 #include "row_writer.h"
 
+#include <set>
+
 #include "absl/strings/str_cat.h"
 #include "command_row.h"
 #include "spdlog/spdlog.h"
@@ -25,6 +27,19 @@ absl::Status RowWriter::EnsureSchema() {
   if (!options_.create_schema) return absl::OkStatus();
   for (const std::string& sql : CreateStatements(options_.table)) {
     if (auto st = client_->Execute(sql); !st.ok()) return st;
+  }
+  // A table an older ntprof made lacks the columns added since (a new stage): the inserts would
+  // be refused, so the columns are added first.
+  std::set<std::string> existing;
+  absl::Status st = client_->Select(ColumnNamesQuery(options_.table), [&](absl::string_view name) {
+    existing.emplace(name);
+    return absl::OkStatus();
+  });
+  if (!st.ok()) return st;
+  for (const std::string& sql : AddMissingColumnStatements(options_.table, existing)) {
+    spdlog::info("ClickHouse table {} was made by an older ntprof: {}", options_.table.Qualified(),
+                 sql);
+    if (st = client_->Execute(sql); !st.ok()) return st;
   }
   return absl::OkStatus();
 }

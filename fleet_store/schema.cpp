@@ -30,4 +30,22 @@ std::vector<std::string> CreateStatements(const TableName& table) {
   };
 }
 
+std::string ColumnNamesQuery(const TableName& table) {
+  // The names were checked by ParseTableName: letters, digits and underscores, nothing to escape.
+  return absl::StrCat("SELECT name FROM system.columns WHERE database = '", table.database,
+                      "' AND table = '", table.table, "' FORMAT TabSeparated");
+}
+
+std::vector<std::string> AddMissingColumnStatements(const TableName& table,
+                                                    const std::set<std::string>& existing) {
+  std::vector<std::string> out;
+  for (const std::string& definition : ColumnDefinitions()) {
+    const std::string name = definition.substr(0, definition.find(' '));
+    if (existing.count(name) == 0) {
+      out.push_back(absl::StrCat("ALTER TABLE ", table.Qualified(), " ADD COLUMN ", definition));
+    }
+  }
+  return out;
+}
+
 }  // namespace ntprof::clickhouse

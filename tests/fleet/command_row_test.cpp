@@ -2,12 +2,14 @@
 // the key is the same for the same command in every process and differs for another one, and
 // text that needs escaping survives.
 #include <catch2/catch.hpp>
+#include <set>
 #include <google/protobuf/util/message_differencer.h>
 
 #include "absl/strings/str_split.h"
 #include "command_row.h"
 #include "fleet_report.h"
 #include "record_factory.h"
+#include "schema.h"
 
 using namespace ntprof;
 using google::protobuf::util::MessageDifferencer;
@@ -91,4 +93,22 @@ TEST_CASE("fleet_selection_escapes_literals_and_reads_times") {
   CHECK(*clickhouse::ParseWallTime("2026-12-01 10:00:00") == 1'796'119'200'000'000'000);
   CHECK(*clickhouse::ParseWallTime("1796119200") == 1'796'119'200'000'000'000);
   CHECK_FALSE(clickhouse::ParseWallTime("yesterday").ok());
+}
+
+TEST_CASE("fleet_schema_adds_only_the_columns_an_older_table_lacks") {
+  const ntprof::clickhouse::TableName table{"ntprof", "commands"};
+  std::set<std::string> existing;
+  for (const std::string& definition : ntprof::clickhouse::ColumnDefinitions()) {
+    existing.insert(definition.substr(0, definition.find(' ')));
+  }
+  CHECK(ntprof::clickhouse::AddMissingColumnStatements(table, existing).empty());
+  // A table made before the stage target_ack_wait existed.
+  existing.erase("stage_target_ack_wait");
+  const auto statements = ntprof::clickhouse::AddMissingColumnStatements(table, existing);
+  REQUIRE(statements.size() == 1);
+  CHECK(statements[0] ==
+        "ALTER TABLE ntprof.commands ADD COLUMN stage_target_ack_wait Nullable(Int64)");
+  CHECK(ntprof::clickhouse::ColumnNamesQuery(table) ==
+        "SELECT name FROM system.columns WHERE database = 'ntprof' AND table = 'commands' FORMAT "
+        "TabSeparated");
 }

@@ -3,7 +3,8 @@
 # middle of a session and started again on its data directory while the agents replay what it had
 # not acked. It reloads the running session from its files into ClickHouse; ClickHouse keeps one
 # row per command key: every command once (after FINAL), joined, none twice, and the report from
-# ClickHouse equals the file report of what the agents sent.
+# ClickHouse equals the file report of what the agents sent. The table is made first as an older
+# ntprof made it (without the column of a stage added since): the collector adds the column.
 #   fleet_restart_test.sh NTPROFCTL NTPROF_COLLECTOR FLEET_AGENT
 set -uo pipefail
 ctl=$1 collector=$2 agent=$3
@@ -13,10 +14,20 @@ source "$here/clickhouse_servers.sh"
 
 start_clickhouse_shards 1 || exit 1
 ok "clickhouse-server $(chq 1 'SELECT version()')"
+# The table of an ntprof older than the stage target_ack_wait: the inserts name that column.
+"$collector" --print-schema | grep -v stage_target_ack_wait |
+  clickhouse-client --host 127.0.0.1 --port "${CH_TCP[1]}" --multiquery || fail "the older table"
+ack_column="SELECT count() FROM system.columns WHERE database = 'ntprof' AND table = 'commands' AND name = 'stage_target_ack_wait'"
+answer_is 1 "$ack_column" 0 || fail "the older table has stage_target_ack_wait already"
 # On 2 join threads: the reload and the rows' tickets come from a thread other than the receiving one.
 args=(--metrics-listen "" --join-window 3 --clickhouse "${CH_URL[1]}" --clickhouse-batch 200 --join-threads 2)
 start_collector c "${args[@]}" || exit 1
 sock=$COLLECTOR_SOCK
+if wait_for 10 "the collector to add stage_target_ack_wait" answer_is 1 "$ack_column" 1; then
+  grep -q "ClickHouse table ntprof.commands was made by an older ntprof: ALTER TABLE ntprof.commands ADD COLUMN stage_target_ack_wait Nullable(Int64)" "$work/c.log" &&
+    ok "the older table got the column stage_target_ack_wait, and the log says so" ||
+    fail "the collector's log does not say it added stage_target_ack_wait"
+fi
 start_agents "$sock" restart 1 3000 8 || exit 1
 "$ctl" start restart -s 10 --collector "$sock" >/dev/null || fail "start"
 rows="SELECT count() FROM ntprof.commands WHERE session = 'restart'"
