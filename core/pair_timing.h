@@ -21,16 +21,25 @@ namespace ntprof {
 // Two clocks disciplined by NTP differ in rate by at most 500 ppm each (the kernel's limit).
 inline constexpr int64_t kClockDriftPpm = 1000;
 
+// A half recorded in user space (SPDK, libntprof_probe.so) is placed on CLOCK_MONOTONIC at its
+// done probe: the application reads its clock, then the BPF program reads CLOCK_MONOTONIC. A thread
+// preempted between the two shifts every stamp of that command later by the gap, so its offset
+// to the other side moves from command to command (measured: up to 35 us beside a build on 2
+// cores), while its durations stay exact. Two pairs with such a half agree within this much more.
+inline constexpr int64_t kUserSpaceStampSlackNs = 500'000;
+
 struct OffsetBounds {
-  int64_t lo = 0;        // target clock - host clock, at least
-  int64_t hi = 0;        // and at most
+  int64_t lo = 0;        // target clock - host clock, at least (less a user-space target's slack)
+  int64_t hi = 0;        // and at most (plus a user-space host's slack)
   uint64_t host_ns = 0;  // H2: where on the host's clock the pair lies (for the drift)
+  bool span_fits = true; // the target's T0..T_reply fits inside the host's H2..H3 (durations only)
 };
 
 // nullopt when a stamp the bounds need was not recorded (H2, H3, T0, T5): nothing to judge.
 std::optional<OffsetBounds> OffsetBoundsOf(const v1::Record& host, const v1::Record& target);
 
-// Whether the target's span fits inside the host's capsule-sent to reply-received span.
+// Whether the target's span fits inside the host's capsule-sent to reply-received span: a
+// comparison of two durations, each on one clock, so exact for every stack.
 bool SpanFits(const OffsetBounds& pair);
 
 // Where a pair lies against an earlier pair of the same queue.
