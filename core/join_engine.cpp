@@ -47,15 +47,17 @@ void JoinEngine::Match(Key key, KeyQueues* queues) {
       Leave(older);
       continue;
     }
-    if (!bounds) {  // a stamp the timing needs is missing: the identity is all there is
+    if (bounds && !SpanFits(*bounds)) {
+      ++stats_.refused;
+      Leave(older);
+      continue;
+    }
+    // A stamp the timing needs is missing, or a user-space half makes the offset to the other
+    // side inexact (pair_timing.h): the identity and the span are all there is.
+    if (!bounds || !bounds->exact) {
       queues->host.pop_front();
       queues->target.pop_front();
       Emit(host, target);
-      continue;
-    }
-    if (!SpanFits(*bounds)) {
-      ++stats_.refused;
-      Leave(older);
       continue;
     }
     if (auto leaving = Judge(host, target, *bounds, queues); leaving != pending_.end()) {

@@ -35,16 +35,13 @@ std::optional<OffsetBounds> OffsetBoundsOf(const v1::Record& host, const v1::Rec
   if (posted != 0 && done != 0 && posted >= StampOf(target, NTPROF_T3_BACKEND_DONE)) {
     reply -= done - posted;
   }
-  OffsetBounds bounds{.lo = Minus(reply, h3), .hi = Minus(t0, h2), .host_ns = h2};
-  bounds.span_fits = bounds.lo <= bounds.hi;
-  // A user-space half's stamps may sit later than the truth (pair_timing.h): a late target
-  // raises lo, a late host lowers hi.
-  if (target.stack() != v1::STACK_KERNEL) bounds.lo -= kUserSpaceStampSlackNs;
-  if (host.stack() != v1::STACK_KERNEL) bounds.hi += kUserSpaceStampSlackNs;
-  return bounds;
+  return OffsetBounds{.lo = Minus(reply, h3),
+                      .hi = Minus(t0, h2),
+                      .host_ns = h2,
+                      .exact = host.stack() == v1::STACK_KERNEL && target.stack() == v1::STACK_KERNEL};
 }
 
-bool SpanFits(const OffsetBounds& pair) { return pair.span_fits; }
+bool SpanFits(const OffsetBounds& pair) { return pair.lo <= pair.hi; }
 
 Placement Place(const OffsetBounds& earlier, const OffsetBounds& pair) {
   const int64_t drift = DriftOver(earlier.host_ns, pair.host_ns);
