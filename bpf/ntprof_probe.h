@@ -77,19 +77,38 @@ static inline int ntprof_probe_begin(struct ntprof_probe_req *r, uint8_t opcode,
 	return r->sampled;
 }
 
+/*
+ * Every stamp site also leaves a USDT note `ntprof_stamp:stamp` with the slot as its argument (a nop
+ * on the sampled path only, never attached): `ntprofd probe --placement` reads the notes to name
+ * the function each stamp landed in, which is how a patch hunk applied in the wrong function is
+ * caught. always_inline: the note must sit at the call site, and the slot must be a constant there
+ * (pass slots as constants, not as expressions chosen at run time).
+ */
+#if defined(__GNUC__)
+#define NTPROF_PROBE_STAMP_INLINE static inline __attribute__((always_inline))
+#else
+#define NTPROF_PROBE_STAMP_INLINE static inline
+#endif
+
 /* Records boundary `slot` at `ticks` (the application's clock) if the command is sampled. */
-static inline void ntprof_probe_stamp(struct ntprof_probe_req *r, unsigned slot, uint64_t ticks)
+NTPROF_PROBE_STAMP_INLINE void ntprof_probe_stamp(struct ntprof_probe_req *r, unsigned slot,
+						  uint64_t ticks)
 {
-	if (NTPROF_PROBE_UNLIKELY(r->sampled) && slot < NTPROF_PROBE_STAMPS)
+	if (NTPROF_PROBE_UNLIKELY(r->sampled) && slot < NTPROF_PROBE_STAMPS) {
+		STAP_PROBE1(ntprof_stamp, stamp, slot);
 		r->stamps[slot] = ticks;
+	}
 }
 
 /* Like ntprof_probe_stamp, but keeps the first value (e.g. "first reply PDU" of several). */
-static inline void ntprof_probe_stamp_first(struct ntprof_probe_req *r, unsigned slot,
-					    uint64_t ticks)
+NTPROF_PROBE_STAMP_INLINE void ntprof_probe_stamp_first(struct ntprof_probe_req *r, unsigned slot,
+							uint64_t ticks)
 {
-	if (NTPROF_PROBE_UNLIKELY(r->sampled) && slot < NTPROF_PROBE_STAMPS && r->stamps[slot] == 0)
-		r->stamps[slot] = ticks;
+	if (NTPROF_PROBE_UNLIKELY(r->sampled) && slot < NTPROF_PROBE_STAMPS) {
+		STAP_PROBE1(ntprof_stamp, stamp, slot);
+		if (r->stamps[slot] == 0)
+			r->stamps[slot] = ticks;
+	}
 }
 
 /*

@@ -41,6 +41,10 @@
 #define NTPROF_PROBE_NAME_NVME_TCP "nvme_tcp_done"    /* host, NVMe/TCP */
 #define NTPROF_PROBE_NAME_NVME_RDMA "nvme_rdma_done" /* host, NVMe/RDMA */
 
+/* Stamp-site notes (ntprof_probe.h): never attached, read by the placement check. */
+#define NTPROF_PROBE_STAMP_PROVIDER "ntprof_stamp"
+#define NTPROF_PROBE_STAMP_NAME "stamp"
+
 /* The symbol of the one struct ntprof_probe_control in the process (see below). */
 #define NTPROF_PROBE_CONTROL_SYMBOL "ntprof_probe_control"
 

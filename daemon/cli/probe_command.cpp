@@ -70,6 +70,8 @@ void AddProbeCommand(CLI::App& app, int* exit_code) {
 SYNOPSIS
     ntprofd probe --role host|target [--transport {transports}] [--json] [--no-load]
                   [--btf FILE] [--prefer TYPE]
+    ntprofd probe --spdk-target|--spdk-host BINARY|PID ...
+    ntprofd probe --spdk-target|--spdk-host BINARY --placement [--spdk-version VERSION] [--json]
 
 DESCRIPTION
     For every kernel event the role needs, prints the attach type chosen on this kernel
@@ -79,7 +81,25 @@ DESCRIPTION
 
     The plan is decided from the kernel's facts (BTF, kallsyms, tracefs) and then, when run as
     root, confirmed by loading and attaching the programs once (nothing is recorded). A required
-    hook without a usable variant means `ntprofd record` would stop with the same message.)"));
+    hook without a usable variant means `ntprofd record` would stop with the same message.
+
+    With --spdk-target or --spdk-host (an SPDK application built with the ntprof probe patch,
+    docs/spdk.md): the objects holding its `ntprof` USDT probes, their sites and control block, and
+    the processes running it with their current sample rate. Nothing is attached or written.
+
+    With --placement as well: the placement check a porter runs after `patch -p1 -F0`. It lists
+    every ntprof stamp site and done probe of BINARY and of the libraries it needs (the USDT notes
+    `ntprof_stamp:stamp` and `ntprof:*_done`) with the function that holds it (from the ELF
+    symbol table), and compares each with the contract of the binary's SPDK version
+    (daemon/spdk/spdk_placement_contract.cpp): the function the patch puts it in, or a caller the
+    compiler may inline that function into. One line per problem on stderr:
+      MISPLACED   a stamp in a function the contract does not name (a hunk applied with fuzz
+                  in a look-alike function, e.g. request_transfer_in for request_transfer_out)
+      MISSING     no site where the contract expects one (a hunk rejected or dropped)
+      DOUBLED     more sites in a function than the contract allows (a hunk applied twice)
+    The version comes from --spdk-version, else from the "SPDK vX.Y" string SPDK compiles into
+    libspdk_nvmf.so and libspdk_env_dpdk.so. The binary must keep its symbol table (.symtab):
+    SPDK's own build does.)"));
   cmd->add_option("--role", args->role,
                   "host (NVMe-oF initiator) or target (nvmet); required unless --spdk-target/--spdk-host")
       ->check(CLI::IsMember({"host", "target"}));
@@ -94,10 +114,14 @@ DESCRIPTION
                   "Testing aid: try this attach type first where a hook offers it")
       ->check(CLI::IsMember({"tp_btf", "raw_tp", "fentry", "fexit", "kprobe", "kretprobe"}));
   agent::spdk::AddSpdkOptions(cmd, spdk.get());
+  agent::spdk::AddSpdkPlacementOptions(cmd, spdk.get());
   cmd->footer(R"(
 EXIT STATUS
-    0  every required hook can attach (and did, in the trial load)
-    1  a required hook cannot attach, or the trial load failed (the message says which and why)
+    0  every required hook can attach (and did, in the trial load); with --placement: every
+       stamp and probe is where the contract puts it
+    1  a required hook cannot attach, or the trial load failed (the message says which and why);
+       with --placement: a stamp misplaced, missing or doubled (one line each on stderr), or the
+       binary unreadable, without ntprof notes, stripped, or of an SPDK version without contract
     2  bad flags
 
 EXAMPLES
@@ -105,12 +129,15 @@ EXAMPLES
     ntprofd probe --role target --json | jq '.hooks[] | {hook, chosen}'
     ntprofd probe --role target --transport rdma
     ntprofd probe --role host --transport local --no-load
-    ntprofd probe --spdk-target /usr/local/bin/nvmf_tgt)");
+    ntprofd probe --spdk-target /usr/local/bin/nvmf_tgt
+    ntprofd probe --spdk-target build/bin/nvmf_tgt --placement
+    ntprofd probe --spdk-host build/lib/libspdk_nvme.so --placement --spdk-version v23.01.1
+    ntprofd probe --spdk-target build/bin/nvmf_tgt --placement --json | jq '.problems[]')");
   cmd->callback([args, spdk, exit_code]() {
     // SPDK (user-space) targets and hosts: their USDT probe sites and processes (daemon/spdk/).
     agent::spdk::ValidateSpdkOptions(*spdk, args->role, "");
     if (spdk->given()) {
-      *exit_code = agent::spdk::RunSpdkProbe(*spdk);
+      *exit_code = agent::spdk::RunSpdkProbe(*spdk, args->json);
       return;
     }
     if (args->role.empty()) throw CLI::RequiredError("--role");

@@ -57,7 +57,7 @@ absl::StatusOr<FileId> FileIdOf(const std::string& path) {
   return FileId{st.st_dev, st.st_ino};
 }
 
-absl::StatusOr<ElfProbeFile> ElfProbeFile::Open(const std::string& path) {
+absl::StatusOr<ElfProbeFile> ElfProbeFile::Open(const std::string& path, Symbols symbols) {
   if (elf_version(EV_CURRENT) == EV_NONE) return absl::InternalError("libelf: version mismatch");
   ElfProbeFile f;
   f.path_ = path;
@@ -117,15 +117,23 @@ absl::StatusOr<ElfProbeFile> ElfProbeFile::Open(const std::string& path) {
         site.name = ReadCString(desc, nh.n_descsz, &pos);
         site.args = ReadCString(desc, nh.n_descsz, &pos);
         site.address = stapsdt_base ? pc + (*stapsdt_base - note_base) : pc;
-        if (site.provider == NTPROF_PROBE_PROVIDER) f.sites_.push_back(std::move(site));
+        if (site.provider == NTPROF_PROBE_PROVIDER) {
+          f.sites_.push_back(std::move(site));
+        } else if (site.provider == NTPROF_PROBE_STAMP_PROVIDER) {
+          f.stamp_sites_.push_back(std::move(site));
+        }
       }
     } else if (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) {
       const size_t count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-      for (size_t i = 0; i < count && !(f.control_vaddr_ && f.probe_library_); ++i) {
+      const bool functions = symbols == Symbols::kFunctions;
+      if (functions && sh.sh_type == SHT_SYMTAB) f.has_symtab_ = true;
+      for (size_t i = 0; i < count && (functions || !(f.control_vaddr_ && f.probe_library_)); ++i) {
         GElf_Sym sym;
         if (!gelf_getsym(data, static_cast<int>(i), &sym) || sym.st_shndx == SHN_UNDEF) continue;
         const char* sname = elf_strptr(h.elf, sh.sh_link, sym.st_name);
         if (!sname) continue;
+        if (functions && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_size > 0)
+          f.functions_.push_back({sym.st_value, sym.st_size, sname});
         if (std::strcmp(sname, NTPROF_PROBE_CONTROL_SYMBOL) == 0) f.control_vaddr_ = sym.st_value;
         // ntprof_lib_done: probe/ntprof_probe_lib.h
         if (std::strcmp(sname, "ntprof_lib_done") == 0) f.probe_library_ = true;
@@ -148,6 +156,14 @@ absl::StatusOr<ElfProbeFile> ElfProbeFile::Open(const std::string& path) {
     }
   }
   return f;
+}
+
+const FunctionSymbol* ElfProbeFile::FunctionContaining(uint64_t vaddr) const {
+  // A linear scan: the check asks once per site, a few dozen times per object.
+  for (const FunctionSymbol& fn : functions_) {
+    if (vaddr >= fn.address && vaddr - fn.address < fn.size) return &fn;
+  }
+  return nullptr;
 }
 
 std::optional<uint64_t> ElfProbeFile::FileOffsetOf(uint64_t vaddr) const {

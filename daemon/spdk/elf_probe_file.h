@@ -31,16 +31,35 @@ struct UsdtSite {
   int arg_count() const;
 };
 
+// A function symbol (STT_FUNC) of .symtab or .dynsym: [address, address + size).
+struct FunctionSymbol {
+  uint64_t address = 0;
+  uint64_t size = 0;
+  std::string name;
+};
+
 class ElfProbeFile {
  public:
-  // Reads the file's notes, symbols, segments and dynamic section.
-  static absl::StatusOr<ElfProbeFile> Open(const std::string& path);
+  enum class Symbols { kProbeOnly, kFunctions };
+  // Reads the file's notes, symbols, segments and dynamic section. kFunctions also keeps every
+  // function symbol (the placement check names the function holding each site; the recorder
+  // does not need them, and a large library has tens of thousands).
+  static absl::StatusOr<ElfProbeFile> Open(const std::string& path,
+                                           Symbols symbols = Symbols::kProbeOnly);
 
   const std::string& path() const { return path_; }
   const FileId& id() const { return id_; }
   // Only the sites of the ntprof provider.
   const std::vector<UsdtSite>& ntprof_sites() const { return sites_; }
   bool has_ntprof_probes() const { return !sites_.empty(); }
+  // The stamp-site notes (NTPROF_PROBE_STAMP_PROVIDER): one per ntprof_probe_stamp() call site.
+  const std::vector<UsdtSite>& stamp_sites() const { return stamp_sites_; }
+  // Opened with Symbols::kFunctions: the function whose [address, address + size) holds vaddr
+  // (.symtab names static functions too). Null if none does.
+  const FunctionSymbol* FunctionContaining(uint64_t vaddr) const;
+  // Opened with Symbols::kFunctions: whether .symtab was there (without it static functions,
+  // where most of SPDK's stamps sit, have no name).
+  bool has_symtab() const { return has_symtab_; }
   // libntprof_probe.so (probe/), which any user-space stack loads, rather than a stack (SPDK)
   // with the contract compiled in: it defines the library's entry points.
   bool is_probe_library() const { return probe_library_; }
@@ -58,6 +77,9 @@ class ElfProbeFile {
   std::string path_;
   FileId id_;
   std::vector<UsdtSite> sites_;
+  std::vector<UsdtSite> stamp_sites_;
+  std::vector<FunctionSymbol> functions_;
+  bool has_symtab_ = false;
   std::optional<uint64_t> control_vaddr_;
   bool probe_library_ = false;
   std::vector<LoadSegment> segments_;

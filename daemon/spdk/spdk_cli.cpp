@@ -6,6 +6,7 @@
 
 #include "exit_codes.h"
 #include "interval_summary.h"
+#include "spdk_placement_check.h"
 #include "spdk_probe_report.h"
 #include "spdk_recorder.h"
 
@@ -30,8 +31,24 @@ void AddSpdkOptions(CLI::App* cmd, SpdkCliArgs* args) {
       ->type_name("BINARY|PID");
 }
 
+void AddSpdkPlacementOptions(CLI::App* cmd, SpdkCliArgs* args) {
+  cmd->add_flag("--placement", args->placement,
+                "With --spdk-target/--spdk-host BINARY: check that every ntprof stamp and probe "
+                "sits in the function the patch's contract names (after porting the patch)");
+  cmd->add_option("--spdk-version", args->spdk_version,
+                  "With --placement: the SPDK version whose contract applies (e.g. v23.01.1); "
+                  "default: the \"SPDK vX.Y\" string in the binary or its libspdk_* libraries")
+      ->type_name("VERSION");
+}
+
 void ValidateSpdkOptions(const SpdkCliArgs& spdk, const std::string& role, const std::string& device) {
-  if (!spdk.given()) return;
+  if (!spdk.given()) {
+    if (spdk.placement) throw CLI::ValidationError("--placement", "needs --spdk-target or --spdk-host BINARY");
+    if (!spdk.spdk_version.empty()) throw CLI::ValidationError("--spdk-version", "applies to --placement only");
+    return;
+  }
+  if (!spdk.spdk_version.empty() && !spdk.placement)
+    throw CLI::ValidationError("--spdk-version", "applies to --placement only");
   if (!spdk.targets.empty() && !spdk.hosts.empty())
     throw CLI::ValidationError("--spdk-target/--spdk-host",
                                "record one role per run (and per .ntp file): give one of them");
@@ -41,7 +58,28 @@ void ValidateSpdkOptions(const SpdkCliArgs& spdk, const std::string& role, const
     throw CLI::ValidationError("--device", "applies to kernel recordings only");
 }
 
-int RunSpdkProbe(const SpdkCliArgs& spdk) {
+namespace {
+
+int RunPlacementCheck(const SpdkCliArgs& spdk, bool json) {
+  int code = cli::kOk;
+  for (const std::string& binary : ArgsOf(spdk)) {
+    auto report = CheckPlacement(RoleOf(spdk), binary, spdk.spdk_version);
+    if (!report.ok()) {
+      std::cerr << "ntprofd probe: " << binary << ": " << report.status().message() << "\n";
+      code = cli::kFailed;
+      continue;
+    }
+    std::cout << (json ? report->ToJson() : report->ToText());
+    for (const std::string& problem : report->problems) std::cerr << "ntprofd probe: " << problem << "\n";
+    if (!report->ok()) code = cli::kFailed;
+  }
+  return code;
+}
+
+}  // namespace
+
+int RunSpdkProbe(const SpdkCliArgs& spdk, bool json) {
+  if (spdk.placement) return RunPlacementCheck(spdk, json);
   auto text = DescribeSpdkProbes(RoleOf(spdk), ArgsOf(spdk));
   if (!text.ok()) {
     std::cerr << "ntprofd probe: " << text.status().message() << "\n";

@@ -17,16 +17,21 @@ namespace ntprof::agent::spdk {
 struct SpdkCliArgs {
   std::vector<std::string> targets;  // --spdk-target
   std::vector<std::string> hosts;    // --spdk-host
+  bool placement = false;            // probe --placement: check the stamps' functions
+  std::string spdk_version;          // probe --spdk-version (else read from the binary)
   bool given() const { return !targets.empty() || !hosts.empty(); }
 };
 
 // Adds --spdk-target and --spdk-host to a command.
 void AddSpdkOptions(CLI::App* cmd, SpdkCliArgs* args);
+// Adds `ntprofd probe`'s --placement and --spdk-version.
+void AddSpdkPlacementOptions(CLI::App* cmd, SpdkCliArgs* args);
 // Throws CLI::ValidationError for combinations that make no sense (both roles, --role, --device).
 void ValidateSpdkOptions(const SpdkCliArgs& spdk, const std::string& role, const std::string& device);
 
-// `ntprofd probe --spdk-...`: prints what the binaries and processes offer. Returns an exit code.
-int RunSpdkProbe(const SpdkCliArgs& spdk);
+// `ntprofd probe --spdk-...`: prints what the binaries and processes offer, or with --placement
+// the placement check of each BINARY (spdk_placement_check.h). Returns an exit code.
+int RunSpdkProbe(const SpdkCliArgs& spdk, bool json);
 
 // The record settings shared with the kernel recording.
 struct SpdkRecordRequest {
