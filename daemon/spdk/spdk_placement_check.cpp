@@ -65,7 +65,7 @@ std::string Basename(const std::string& path) { return path.substr(path.rfind('/
 std::optional<std::string> VersionStringIn(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  constexpr std::string_view kPrefix = "SPDK v";
+  const std::string kPrefix = "SPDK v";
   for (size_t at = bytes.find(kPrefix); at != std::string::npos; at = bytes.find(kPrefix, at + 1)) {
     size_t end = at + kPrefix.size();
     while (end < bytes.size() && (isdigit(static_cast<unsigned char>(bytes[end])) || bytes[end] == '.')) ++end;
@@ -178,9 +178,15 @@ absl::StatusOr<PlacementReport> CheckPlacement(SpdkRole role, const std::string&
       }
     }
     const std::vector<const PlacementRule*>& expected = role_key.empty() ? same_key : role_key;
+    // The rule naming this very function, else one that lets it inline here (the same static name
+    // can exist in two files: request_transfer_out is in tcp.c and in rdma.c).
+    const PlacementRule* best = holding.empty() ? nullptr : holding.front();
+    for (const PlacementRule* r : holding) {
+      if (r->function == s.function) best = r;
+    }
     std::string label = s.slot == PlacementRule::kDoneProbe ? s.probe
                         : s.slot == kUnknownSlot            ? "stamp"
-                        : !holding.empty()                  ? std::string(holding.front()->label)
+                        : best                              ? std::string(best->label)
                         : !expected.empty()                 ? std::string(expected.front()->label)
                                                             : absl::StrCat("slot ", s.slot);
     std::string verdict;
@@ -202,15 +208,11 @@ absl::StatusOr<PlacementReport> CheckPlacement(SpdkRole role, const std::string&
           "DOUBLED ", label, ": ", indices.size(), " sites in ", where, ", the contract expects ", allowed,
           " in ", ExpectedList(holding), ": a hunk applied twice or in two places; ", kReapply));
     } else {
-      verdict = std::any_of(holding.begin(), holding.end(),
-                            [&](const PlacementRule* r) { return r->function == s.function; })
-                    ? "in place"
-                    : "inlined into a caller";
+      verdict = best->function == s.function ? "in place" : "inlined into a caller";
     }
     for (size_t i : indices) {
       report.sites.push_back({found[i].object->path(), found[i].address, label, found[i].function,
-                              holding.empty() ? ExpectedList(expected) : std::string(holding.front()->function),
-                              verdict});
+                              best ? std::string(best->function) : ExpectedList(expected), verdict});
     }
   }
 
@@ -239,10 +241,10 @@ std::string PlacementReport::ToText() const {
   for (const PlacementSite& s : sites) {
     if (s.object != object) {
       object = s.object;
-      absl::StrAppendFormat(&out, "  %s\n    %-20s %-10s %-40s %-34s %s\n", object, "stamp/probe",
+      absl::StrAppendFormat(&out, "  %s\n    %-20s %-10s %-40s %-40s %s\n", object, "stamp/probe",
                             "address", "function found", "contract", "verdict");
     }
-    absl::StrAppendFormat(&out, "    %-20s 0x%-8x %-40s %-34s %s\n", s.label, s.address, s.function,
+    absl::StrAppendFormat(&out, "    %-20s 0x%-8x %-40s %-40s %s\n", s.label, s.address, s.function,
                           s.expected, s.verdict);
   }
   if (ok()) {

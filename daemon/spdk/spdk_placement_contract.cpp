@@ -122,7 +122,7 @@ const PlacementContract* const kContracts[] = {&kV23_01_1, &kV25_09};
 
 }  // namespace
 
-const PlacementContract* FindPlacementContract(std::string_view version) {
+const PlacementContract* FindPlacementContract(absl::string_view version) {
   if (!version.empty() && version.front() != 'v') {
     for (const PlacementContract* c : kContracts) {
       if (c->version.substr(1) == version) return c;
@@ -135,7 +135,7 @@ const PlacementContract* FindPlacementContract(std::string_view version) {
 }
 
 std::string KnownPlacementVersions() {
-  std::vector<std::string_view> v;
+  std::vector<absl::string_view> v;
   for (const PlacementContract* c : kContracts) {
     if (!c->rules.empty()) v.push_back(c->version);
   }
