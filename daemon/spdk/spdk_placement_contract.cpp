@@ -10,9 +10,23 @@ constexpr int kDone = PlacementRule::kDoneProbe;
 constexpr SpdkRole kTarget = SpdkRole::kTarget;
 constexpr SpdkRole kHost = SpdkRole::kHost;
 
+// H4 and the done probe share the host's req_complete, which its callers may absorb in turn.
+const std::vector<absl::string_view> kNvmeTcpReqCompleteHosts = {
+    "nvme_tcp_req_complete_safe", "nvme_tcp_qpair_cmd_send_complete",
+    "nvme_tcp_c2h_data_payload_handle", "_nvme_tcp_pdu_payload_handle", "tcp_data_recv_crc32_done",
+    "nvme_tcp_capsule_resp_hdr_handle", "nvme_tcp_pdu_psh_handle",
+    "nvme_tcp_qpair_h2c_data_send_complete", "nvme_tcp_qpair_abort_reqs",
+    "nvme_tcp_admin_qpair_abort_aers"};
+const std::vector<absl::string_view> kNvmeRdmaReqCompleteHosts = {
+    "nvme_rdma_request_ready", "nvme_rdma_process_recv_completion",
+    "nvme_rdma_process_send_completion", "nvme_rdma_cq_process_completions",
+    "nvme_rdma_qpair_abort_reqs", "nvme_rdma_qpair_disconnected", "nvme_rdma_admin_qpair_abort_aers"};
+
 // deploy/spdk/v23.01.1/ntprof-probes.patch, function by function (docs/spdk.md, section 2).
-// inline_hosts: the static callers of `function` in v23.01.1 (transitively, while each is static
-// and called from one or a few places). nvmf_tcp_req_process, nvmf_rdma_request_process and the
+// inline_hosts: the static callers of `function` in v23.01.1, and theirs (up to three levels, while
+// each is static and its address is not taken), read from the patched sources: GCC inlines a
+// static function called once at -O2 whatever its size. Without debug information the notes
+// only say which function holds a stamp, not which one it was written in, so a host accepts it. nvmf_tcp_req_process, nvmf_rdma_request_process and the
 // transports' req_complete are called from many places or through pointers: never inlined.
 const PlacementContract kV23_01_1{"v23.01.1", {
   // target, NVMe/TCP: lib/nvmf/tcp.c
@@ -22,10 +36,12 @@ const PlacementContract kV23_01_1{"v23.01.1", {
    "nvmf_tcp_req_process"},
   {kTarget, "tcp", "lib/nvmf/tcp.c", "T_DATA_RECEIVED", NTPROF_PROBE_T_DATA_RECEIVED,
    "nvmf_tcp_capsule_cmd_payload_handle", 1,
-   {"_nvmf_tcp_pdu_payload_handle", "nvmf_tcp_pdu_payload_handle", "data_crc32_calc_done"}},
+   {"_nvmf_tcp_pdu_payload_handle", "nvmf_tcp_pdu_payload_handle", "data_crc32_calc_done",
+    "nvmf_tcp_sock_process"}},
   {kTarget, "tcp", "lib/nvmf/tcp.c", "T_DATA_RECEIVED", NTPROF_PROBE_T_DATA_RECEIVED,
    "nvmf_tcp_h2c_data_payload_handle", 1,
-   {"_nvmf_tcp_pdu_payload_handle", "nvmf_tcp_pdu_payload_handle", "data_crc32_calc_done"}},
+   {"_nvmf_tcp_pdu_payload_handle", "nvmf_tcp_pdu_payload_handle", "data_crc32_calc_done",
+    "nvmf_tcp_sock_process"}},
   {kTarget, "tcp", "lib/nvmf/tcp.c", "T_R2T_SENT", NTPROF_PROBE_T_R2T_SENT,
    "nvmf_tcp_send_r2t_pdu", 1, {"nvmf_tcp_req_process"}},
   {kTarget, "tcp", "lib/nvmf/tcp.c", "T2_BDEV_SUBMIT", NTPROF_PROBE_T2_BDEV_SUBMIT,
@@ -75,23 +91,24 @@ const PlacementContract kV23_01_1{"v23.01.1", {
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", "H2_CAPSULE_SENT", NTPROF_PROBE_H2_CAPSULE_SENT,
    "nvme_tcp_qpair_capsule_cmd_send", 1, {"nvme_tcp_qpair_submit_request"}},
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", "H3_REPLY_RECEIVED", NTPROF_PROBE_H3_REPLY_RECEIVED,
-   "nvme_tcp_capsule_resp_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu"}},
+   "nvme_tcp_capsule_resp_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu", "nvme_tcp_qpair_process_completions"}},
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", "H3_REPLY_RECEIVED", NTPROF_PROBE_H3_REPLY_RECEIVED,
-   "nvme_tcp_c2h_data_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu"}},
+   "nvme_tcp_c2h_data_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu", "nvme_tcp_qpair_process_completions"}},
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", "H_RESPONSE_RECEIVED", NTPROF_PROBE_H_RESPONSE_RECEIVED,
-   "nvme_tcp_capsule_resp_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu"}},
+   "nvme_tcp_capsule_resp_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu", "nvme_tcp_qpair_process_completions"}},
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", "H_R2T_RECEIVED", NTPROF_PROBE_H_R2T_RECEIVED,
-   "nvme_tcp_r2t_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu"}},
+   "nvme_tcp_r2t_hdr_handle", 1, {"nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu", "nvme_tcp_qpair_process_completions"}},
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", "H_DATA_SENT", NTPROF_PROBE_H_DATA_SENT,
    "nvme_tcp_send_h2c_data", 1,
    {"nvme_tcp_r2t_hdr_handle", "nvme_tcp_qpair_cmd_send_complete",
-    "nvme_tcp_qpair_h2c_data_send_complete", "nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu"}},
+    "nvme_tcp_qpair_h2c_data_send_complete", "nvme_tcp_pdu_psh_handle", "nvme_tcp_read_pdu",
+    "nvme_tcp_qpair_process_completions"}},
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", "H4_COMPLETED", NTPROF_PROBE_H4_COMPLETED,
    "nvme_tcp_req_complete", 1,
-   {"nvme_tcp_req_complete_safe", "nvme_tcp_qpair_abort_reqs", "nvme_tcp_admin_qpair_abort_aers"}},
+   kNvmeTcpReqCompleteHosts},
   {kHost, "tcp", "lib/nvme/nvme_tcp.c", NTPROF_PROBE_NAME_NVME_TCP, kDone,
    "nvme_tcp_req_complete", 1,
-   {"nvme_tcp_req_complete_safe", "nvme_tcp_qpair_abort_reqs", "nvme_tcp_admin_qpair_abort_aers"}},
+   kNvmeTcpReqCompleteHosts},
 
   // host, NVMe/RDMA: lib/nvme/nvme_rdma.c
   {kHost, "rdma", "lib/nvme/nvme_rdma.c", "H1_SUBMIT", NTPROF_PROBE_H1_SUBMIT,
@@ -106,10 +123,10 @@ const PlacementContract kV23_01_1{"v23.01.1", {
     "nvme_rdma_poll_group_process_completions"}},
   {kHost, "rdma", "lib/nvme/nvme_rdma.c", "H4_COMPLETED", NTPROF_PROBE_H4_COMPLETED,
    "nvme_rdma_req_complete", 1,
-   {"nvme_rdma_request_ready", "nvme_rdma_qpair_abort_reqs", "nvme_rdma_admin_qpair_abort_aers"}},
+   kNvmeRdmaReqCompleteHosts},
   {kHost, "rdma", "lib/nvme/nvme_rdma.c", NTPROF_PROBE_NAME_NVME_RDMA, kDone,
    "nvme_rdma_req_complete", 1,
-   {"nvme_rdma_request_ready", "nvme_rdma_qpair_abort_reqs", "nvme_rdma_admin_qpair_abort_aers"}},
+   kNvmeRdmaReqCompleteHosts},
 }};
 
 // v25.09: the rules arrive with deploy/spdk/v25.09/ntprof-probes.patch (issue 37, item 1). Read
