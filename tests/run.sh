@@ -64,6 +64,12 @@ if [ "$spdk_mode" != skip ]; then
     step "real SPDK: build (cached in $spdk_cache) and nvmf_tgt + perf recorded by ntprofd"
     spdk_tree=$("$repo/tests/spdk/real/build_spdk.sh" "$spdk_tarball" "$spdk_cache")
     export NTPROF_SPDK_TREE=$spdk_tree   # the test bed's mixed-pair scenario runs it in a VM
+    # the placement check (seconds): every stamp of the patch in the function its contract names
+    # (the version read from the build's libspdk_* libraries, as a porter runs it; docs/spdk.md)
+    LD_LIBRARY_PATH=$spdk_tree/build/lib "$build/daemon/ntprofd" probe --placement \
+      --spdk-target "$spdk_tree/build/bin/nvmf_tgt"
+    LD_LIBRARY_PATH=$spdk_tree/build/lib "$build/daemon/ntprofd" probe --placement \
+      --spdk-host "$spdk_tree/build/examples/perf"
     "$repo/tests/spdk/real/spdk_pair_test.sh" "$spdk_tree" "$build/daemon/ntprofd" "$build/client/ntprofctl" \
       "$build/test-output/spdk"
   else
