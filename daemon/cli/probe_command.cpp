@@ -104,7 +104,7 @@ DESCRIPTION
                   "host (NVMe-oF initiator) or target (nvmet); required unless --spdk-target/--spdk-host")
       ->check(CLI::IsMember({"host", "target"}));
   AddTransportOption(cmd, &args->transport);
-  cmd->add_flag("--json", args->json, "Print the plan as JSON");
+  cmd->add_flag("--json", args->json, "Print the plan (with --placement: the check) as JSON");
   cmd->add_flag("--no-load", args->no_load,
                 "Decide from kernel facts only; do not load or attach anything");
   cmd->add_option("--btf", args->btf,

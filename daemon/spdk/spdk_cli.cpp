@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <iostream>
 
 #include "exit_codes.h"
@@ -63,6 +64,12 @@ namespace {
 int RunPlacementCheck(const SpdkCliArgs& spdk, bool json) {
   int code = cli::kOk;
   for (const std::string& binary : ArgsOf(spdk)) {
+    if (!binary.empty() && std::all_of(binary.begin(), binary.end(), ::isdigit) && access(binary.c_str(), F_OK) != 0) {
+      std::cerr << "ntprofd probe: --placement checks a BINARY, not a PID: give the file the process runs ("
+                << "readlink /proc/" << binary << "/exe), with its LD_LIBRARY_PATH\n";
+      code = cli::kFailed;
+      continue;
+    }
     auto report = CheckPlacement(RoleOf(spdk), binary, spdk.spdk_version);
     if (!report.ok()) {
       std::cerr << "ntprofd probe: " << binary << ": " << report.status().message() << "\n";

@@ -129,10 +129,12 @@ const PlacementContract kV23_01_1{"v23.01.1", {
    kNvmeRdmaReqCompleteHosts},
 }};
 
-// v25.09: the rules arrive with deploy/spdk/v25.09/ntprof-probes.patch (issue 37, item 1). Read
-// the functions from that patch as above; where v25.09 differs from v23.01.1: T5 of NVMe/RDMA
-// stays in request_transfer_out (request_transfer_in now ends alike: the trap the check exists
-// for), T_XFER_DONE only when the last part of a split READ completes.
+// v25.09: the rules arrive with deploy/spdk/v25.09/ntprof-probes.patch (issue 37, item 1), read
+// from that patch as above (the inline hosts from v25.09's own callers). Every function named for
+// v23.01.1 still exists in v25.09's four files; what the port must watch: T5 of NVMe/RDMA stays in
+// request_transfer_out (request_transfer_in now ends alike: the trap this check exists for), RDMA
+// READs are posted in parts (request_transfer_in may run several times per request), and the host
+// RDMA accel-sequence path sends the capsule from a callback (H2 may need a second site).
 const PlacementContract kV25_09{"v25.09", {}};
 
 const PlacementContract* const kContracts[] = {&kV23_01_1, &kV25_09};

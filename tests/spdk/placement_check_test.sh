@@ -92,6 +92,9 @@ sed 's/SPDK v23/SPDK x23/' "$good" >"$work/noversion" && chmod +x "$work/noversi
 run noversion --spdk-target "$work/noversion" --placement
 check "no version string: exit 1, asks for --spdk-version" \
   bash -c "[ $(rc noversion) = 1 ] && grep -q 'pass --spdk-version' '$work/noversion.err'"
+run pid --spdk-target $$ --placement
+check "a PID: exit 1, asks for the binary" \
+  bash -c "[ $(rc pid) = 1 ] && grep -q 'checks a BINARY, not a PID' '$work/pid.err'"
 run flags --placement --role target
 check "--placement without a binary: exit 2" [ "$(rc flags)" = 2 ]
 exit $fail
