@@ -25,6 +25,13 @@ __attribute__((used)) const char spdk_version_string[] = "SPDK v23.01.1";
 
 #define STAMP(r, slot) ntprof_probe_stamp((r), (slot), (r)->stamps[0] + (slot))
 #define DONE(name, r) NTPROF_PROBE_##name((r), 1, "nqn.test", 1, 1, 0, 2, 1, 0, 7, 4096, 0)
+/* both targets' state machines: T2 for the command and its fused partner, then T4 */
+#define EXECUTE_AND_REPLY(r, fused)                                                                \
+	do {                                                                                       \
+		STAMP(r, NTPROF_PROBE_T2_BDEV_SUBMIT);                                             \
+		STAMP(fused, NTPROF_PROBE_T2_BDEV_SUBMIT);                                         \
+		STAMP(r, NTPROF_PROBE_T4_RESPONSE_QUEUED);                                         \
+	} while (0)
 
 /* ---- target, NVMe/TCP (lib/nvmf/tcp.c) ---- */
 
@@ -55,9 +62,7 @@ FN nvmf_tcp_ntprof_done(struct ntprof_probe_req *r) { DONE(NVMF_TCP_DONE, r); }
 FN nvmf_tcp_req_process(struct ntprof_probe_req *r, struct ntprof_probe_req *fused)
 {
 	STAMP(r, NTPROF_PROBE_T1_REQUEST_STARTED);
-	STAMP(r, NTPROF_PROBE_T2_BDEV_SUBMIT);
-	STAMP(fused, NTPROF_PROBE_T2_BDEV_SUBMIT);
-	STAMP(r, NTPROF_PROBE_T4_RESPONSE_QUEUED);
+	EXECUTE_AND_REPLY(r, fused);
 }
 FN nvmf_tcp_req_complete(struct ntprof_probe_req *r)
 {
@@ -79,9 +84,7 @@ FN nvmf_rdma_ntprof_done(struct ntprof_probe_req *r) { DONE(NVMF_RDMA_DONE, r); 
 FN nvmf_rdma_request_process(struct ntprof_probe_req *r, struct ntprof_probe_req *fused)
 {
 	STAMP(r, NTPROF_PROBE_T_XFER_POSTED);
-	STAMP(r, NTPROF_PROBE_T2_BDEV_SUBMIT);
-	STAMP(fused, NTPROF_PROBE_T2_BDEV_SUBMIT);
-	STAMP(r, NTPROF_PROBE_T4_RESPONSE_QUEUED);
+	EXECUTE_AND_REPLY(r, fused);
 }
 FN nvmf_rdma_request_complete(struct ntprof_probe_req *r) { STAMP(r, NTPROF_PROBE_T3_BDEV_DONE); }
 FN nvmf_rdma_poller_poll(struct ntprof_probe_req *r) { STAMP(r, NTPROF_PROBE_T_XFER_DONE); }
