@@ -9,6 +9,7 @@
 #include <chrono>
 #include <functional>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -182,13 +183,29 @@ void AgentToWatchLatency(int rounds) {
       sum / rounds, worst, rounds);
 }
 
+// A positive whole number from argv, or 0 (not one; atoi would take "--help" for 0 commands).
+int PositiveArgument(const char* text) {
+  char* end = nullptr;
+  const long value = std::strtol(text, &end, 10);
+  return end != text && *end == '\0' && value > 0 && value <= 100'000'000 ? static_cast<int>(value) : 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   spdlog::set_level(spdlog::level::warn);
-  const int commands = argc > 1 ? std::atoi(argv[1]) : 200'000;
+  const int commands = argc > 1 ? PositiveArgument(argv[1]) : 200'000;
+  const int threads = argc > 2 ? PositiveArgument(argv[2]) : 1;
+  if (argc > 3 || commands == 0 || threads == 0) {
+    std::fprintf(stderr,
+                 "usage: collector_bench [COMMANDS [JOIN_THREADS]]\n"
+                 "  COMMANDS      commands per measurement (default 200000)\n"
+                 "  JOIN_THREADS  run only section 1 (no network) with that many join threads, "
+                 "3 rounds (for a profiler)\n");
+    return 2;
+  }
   if (argc > 2) {  // one configuration only (for a profiler): section 1 with that many threads
-    for (int round = 0; round < 3; ++round) IngestWithoutNetwork(commands, std::atoi(argv[2]));
+    for (int round = 0; round < 3; ++round) IngestWithoutNetwork(commands, threads);
     return 0;
   }
   CompareJoinThreads("no network",
