@@ -44,36 +44,48 @@ mountpoint -q /sys/kernel/tracing 2>/dev/null || mount -t tracefs nodev /sys/ker
 # --timeout: a hung test fails after 5 minutes instead of holding CI
 ctest --test-dir "$build" --output-on-failure -j2 --timeout 300
 
-# Real SPDK (v23.01.1 with deploy/spdk/v23.01.1/ntprof-probes.patch): built once per (tarball,
-# patches, build script) into a cache outside the clone (only nvmf_tgt, perf and the libraries they
-# link: about 2.5 minutes cold on 2 cores), then nvmf_tgt + perf recorded by ntprofd (about a
-# minute), and the test bed's mixed pair runs it in a VM (about 4 minutes more of the bed's).
-# Whenever the tarball is found: NTPROF_SPDK=build (the default) builds it when it is not cached;
-# auto runs the SPDK tests only when a build is cached; skip never. The tarball:
-# $NTPROF_SPDK_TARBALL, else the first spdk-23.01.1.tar.xz found up to two folders deep beside the
-# clone or beside its parent.
+# Real SPDK, each version the project ships a patch for (deploy/spdk/v<version>/): built once per
+# (tarball, patches, build script) into a cache outside the clone (only nvmf_tgt, perf and the
+# libraries they link: cold on 2 cores about 2.5 minutes for v23.01.1, 3.5 for v25.09), the
+# placement check run on the build, then nvmf_tgt + perf recorded by ntprofd (about a minute each);
+# the test bed's mixed pair runs the v23.01.1 build in a VM (about 4 minutes more of the bed's).
+# Whenever a tarball is found: NTPROF_SPDK=build (the default) builds it when it is not cached;
+# auto runs the SPDK tests only when a build is cached; skip never. The tarballs: the first
+# spdk-<version>.tar.xz found up to two folders deep beside the clone or beside its parent
+# ($NTPROF_SPDK_TARBALL names the v23.01.1 one, $NTPROF_SPDK25_TARBALL the v25.09 one).
 spdk_mode=${NTPROF_SPDK:-build}
 spdk_cache=${NTPROF_SPDK_CACHE:-/var/cache/ntprof-spdk}
-# (find, not ls: a pattern that matches nothing must not end this set -e script)
+real_spdk() {  # VERSION TARBALL TREE_VARIABLE: build, check, pair test; exports TREE_VARIABLE
+  local version=$1 tarball=$2 tree_var=$3 tree
+  # (find, not ls: a pattern that matches nothing must not end this set -e script)
+  [ -n "$tarball" ] || tarball=$(find "$(dirname "$repo")" "$(dirname "$(dirname "$repo")")" \
+    -mindepth 2 -maxdepth 3 -name "spdk-$version.tar.xz" -not -path "$repo/*" 2>/dev/null | head -1 || true)
+  if [ -z "$tarball" ]; then
+    step "real SPDK v$version: skipped (no spdk-$version.tar.xz found beside the clone)"
+    return
+  fi
+  if [ "$spdk_mode" != build ] && ! "$repo/tests/spdk/real/build_spdk.sh" --cached "$tarball" "$spdk_cache" >/dev/null 2>&1; then
+    step "real SPDK v$version: skipped (no cached build in $spdk_cache; NTPROF_SPDK=build builds it)"
+    return
+  fi
+  step "real SPDK v$version: build (cached in $spdk_cache), placement check, nvmf_tgt + perf recorded by ntprofd"
+  tree=$("$repo/tests/spdk/real/build_spdk.sh" "$tarball" "$spdk_cache")
+  export "$tree_var=$tree"
+  # the placement check (seconds): every stamp of the patch in the function its contract names
+  # (the version read from the build's libspdk_* libraries, as a porter runs it; docs/spdk.md)
+  LD_LIBRARY_PATH=$tree/build/lib "$build/daemon/ntprofd" probe --placement \
+    --spdk-target "$tree/build/bin/nvmf_tgt"
+  LD_LIBRARY_PATH=$tree/build/lib "$build/daemon/ntprofd" probe --placement \
+    --spdk-host "$("$repo/tests/spdk/real/build_spdk.sh" --perf "$tree")"
+  "$repo/tests/spdk/real/spdk_pair_test.sh" "$tree" "$build/daemon/ntprofd" "$build/client/ntprofctl" \
+    "$build/test-output/spdk-$version"
+}
 if [ "$spdk_mode" != skip ]; then
-  spdk_tarball=${NTPROF_SPDK_TARBALL:-$(find "$(dirname "$repo")" "$(dirname "$(dirname "$repo")")" \
-    -mindepth 2 -maxdepth 3 -name spdk-23.01.1.tar.xz -not -path "$repo/*" 2>/dev/null | head -1 || true)}
-  if [ -z "$spdk_tarball" ]; then
-    step "real SPDK: skipped (no spdk-23.01.1.tar.xz found; set NTPROF_SPDK_TARBALL)"
-  elif [ "$spdk_mode" = build ] || "$repo/tests/spdk/real/build_spdk.sh" --cached "$spdk_tarball" "$spdk_cache" >/dev/null 2>&1; then
-    step "real SPDK: build (cached in $spdk_cache) and nvmf_tgt + perf recorded by ntprofd"
-    spdk_tree=$("$repo/tests/spdk/real/build_spdk.sh" "$spdk_tarball" "$spdk_cache")
-    export NTPROF_SPDK_TREE=$spdk_tree   # the test bed's mixed-pair scenario runs it in a VM
-    # the placement check (seconds): every stamp of the patch in the function its contract names
-    # (the version read from the build's libspdk_* libraries, as a porter runs it; docs/spdk.md)
-    LD_LIBRARY_PATH=$spdk_tree/build/lib "$build/daemon/ntprofd" probe --placement \
-      --spdk-target "$spdk_tree/build/bin/nvmf_tgt"
-    LD_LIBRARY_PATH=$spdk_tree/build/lib "$build/daemon/ntprofd" probe --placement \
-      --spdk-host "$spdk_tree/build/examples/perf"
-    "$repo/tests/spdk/real/spdk_pair_test.sh" "$spdk_tree" "$build/daemon/ntprofd" "$build/client/ntprofctl" \
-      "$build/test-output/spdk"
-  else
-    step "real SPDK: skipped (no cached build in $spdk_cache; NTPROF_SPDK=build builds it, ~2.5 min)"
+  real_spdk 23.01.1 "${NTPROF_SPDK_TARBALL:-}" NTPROF_SPDK_TREE  # the test bed's mixed pair runs it in a VM
+  real_spdk 25.09 "${NTPROF_SPDK25_TARBALL:-}" NTPROF_SPDK25_TREE
+  # the check catches v23.01.1's T5 hunk where plain `patch` puts it in v25.09 (about 15 s)
+  if [ -n "${NTPROF_SPDK25_TREE:-}" ]; then
+    "$repo/tests/spdk/real/misplaced_t5_test.sh" "$NTPROF_SPDK25_TREE" "$build/daemon/ntprofd"
   fi
 fi
 

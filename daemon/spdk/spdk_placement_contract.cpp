@@ -79,7 +79,7 @@ const PlacementContract kV23_01_1{"v23.01.1", {
    "nvmf_rdma_request_complete"},
   {kTarget, "rdma", "lib/nvmf/rdma.c", "T4_RESPONSE_QUEUED", NTPROF_PROBE_T4_RESPONSE_QUEUED,
    "nvmf_rdma_request_process"},
-  // v24.09+: a fuzzy hunk lands this one in request_transfer_in (issue 37)
+  // v24.09+: a fuzzy hunk lands this one in request_transfer_in (issue 37; v25.09 below)
   {kTarget, "rdma", "lib/nvmf/rdma.c", "T5_REPLY_SENT", NTPROF_PROBE_T5_REPLY_SENT,
    "request_transfer_out", 1, {"nvmf_rdma_request_process"}},
   {kTarget, "rdma", "lib/nvmf/rdma.c", NTPROF_PROBE_NAME_NVMF_RDMA, kDone,
@@ -129,13 +129,36 @@ const PlacementContract kV23_01_1{"v23.01.1", {
    kNvmeRdmaReqCompleteHosts},
 }};
 
-// v25.09: the rules arrive with deploy/spdk/v25.09/ntprof-probes.patch (issue 37, item 1), read
-// from that patch as above (the inline hosts from v25.09's own callers). Every function named for
-// v23.01.1 still exists in v25.09's four files; what the port must watch: T5 of NVMe/RDMA stays in
-// request_transfer_out (request_transfer_in now ends alike: the trap this check exists for), RDMA
-// READs are posted in parts (request_transfer_in may run several times per request), and the host
-// RDMA accel-sequence path sends the capsule from a callback (H2 may need a second site).
-const PlacementContract kV25_09{"v25.09", {}};
+// deploy/spdk/v25.09/ntprof-probes.patch: the same functions hold the same stamps as in v23.01.1
+// (every one still exists in v25.09's four files, with the same static callers), so its contract
+// is v23.01.1's with what the port changed, read from v25.09's sources:
+// - T5 of NVMe/RDMA: request_transfer_in now ends like request_transfer_out, and v23.01.1's hunk
+//   lands in it with fuzz (issue 37). Both were inlined into nvmf_rdma_request_process, where the
+//   two stamps could not be told apart; the patch keeps request_transfer_out out of line
+//   (noinline), so T5 must be found there and nowhere else.
+// - new static callers the compiler may inline a stamping function into: the host TCP's accel
+//   sequence callbacks (nvme_tcp_req_complete), and on the host RDMA side
+//   _nvme_rdma_qpair_submit_request (the SEND of both the plain and the accel-sequence path, whose
+//   capsule goes out from nvme_rdma_memory_domain_transfer_data) and the accel completion.
+// H1 of NVMe/RDMA stays in nvme_rdma_qpair_submit_request, moved before the accel-sequence branch.
+PlacementContract PortedToV25_09(const PlacementContract& v23) {
+  PlacementContract v25{"v25.09", v23.rules};
+  for (PlacementRule& r : v25.rules) {
+    if (r.file == "lib/nvmf/rdma.c" && r.slot == NTPROF_PROBE_T5_REPLY_SENT) {
+      r.inline_hosts = {};
+    } else if (r.file == "lib/nvme/nvme_tcp.c" && r.function == "nvme_tcp_req_complete") {
+      r.inline_hosts.insert(r.inline_hosts.end(), {"pdu_seq_fail", "nvme_tcp_recv_payload_seq_cb"});
+    } else if (r.file == "lib/nvme/nvme_rdma.c" && r.slot == NTPROF_PROBE_H2_CAPSULE_SENT) {
+      r.inline_hosts.insert(r.inline_hosts.end(), {"_nvme_rdma_qpair_submit_request",
+                                                   "nvme_rdma_memory_domain_transfer_data",
+                                                   "nvme_rdma_qpair_process_submits"});
+    } else if (r.file == "lib/nvme/nvme_rdma.c" && r.function == "nvme_rdma_req_complete") {
+      r.inline_hosts.push_back("nvme_rdma_accel_completion_cb");
+    }
+  }
+  return v25;
+}
+const PlacementContract kV25_09 = PortedToV25_09(kV23_01_1);
 
 const PlacementContract* const kContracts[] = {&kV23_01_1, &kV25_09};
 

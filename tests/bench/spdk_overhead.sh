@@ -37,6 +37,7 @@ out=${out:-$(mktemp -d)}
 mkdir -p "$out"
 nqn=nqn.2016-06.io.spdk:ntprof-bench
 export LD_LIBRARY_PATH=$spdk/build/lib
+perf_bin=$("$repo/tests/spdk/real/build_spdk.sh" --perf "$spdk")  # (v23.01.1: build/examples/perf)
 log() { echo "[spdk-overhead +$SECONDS s] $*" >&2; }
 trap stop_started_processes EXIT
 
@@ -44,7 +45,7 @@ log "nvmf_tgt on core 0, delay bdev ${delay_us} us; results in $out"
 start_local_delay_target "$spdk" "$out" 256 "$delay_us" "$nqn" NTPROFBENCH1 4421
 perf() {  # NAME PERF-ARGS...
   local name=$1; shift
-  SPDK_PERF_NO_HUGE=1 "$spdk/build/examples/perf" -c 0x2 -s 512 "$@" \
+  SPDK_PERF_NO_HUGE=1 "$perf_bin" -c 0x2 -s 512 "$@" \
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4421 subnqn:$nqn" >"$out/$name-perf.log" 2>&1 \
     || { echo "perf failed:" >&2; tail -20 "$out/$name-perf.log" >&2; exit 1; }
 }
@@ -71,7 +72,7 @@ run() {  # ROUND QD MODE: one perf run (1 s warm-up, not counted) to runs.txt:
   local round=$1 qd=$2 mode=$3 name=r$1-qd$2-$3 recorded=- cpu=- target_agent host_agent t0 c0
   if [ "$mode" = on ]; then
     start_agent "$name-target" --spdk-target "$spdk/build/bin/nvmf_tgt"; target_agent=$agent
-    start_agent "$name-host" --spdk-host "$spdk/build/examples/perf"; host_agent=$agent
+    start_agent "$name-host" --spdk-host "$perf_bin"; host_agent=$agent
     t0=$(date +%s.%N) c0=$(cpu_s "$host_agent" "$target_agent")
   fi
   perf "$name" -q "$qd" -o "$bs" -w randread -a 1 -t "$seconds"

@@ -77,10 +77,15 @@ assert j["ok"] is False and len(j["problems"]) == 4, j
 # ---- bad input: a clear error, exit 1 (2 for flags) ----
 run unknown --spdk-target "$good" --placement --spdk-version v99.01
 check "unknown version: exit 1, names the known ones" \
-  bash -c "[ $(rc unknown) = 1 ] && grep -q 'no placement contract for SPDK v99.01 (from --spdk-version); contracts: v23.01.1' '$work/unknown.err'"
+  bash -c "[ $(rc unknown) = 1 ] && grep -q 'no placement contract for SPDK v99.01 (from --spdk-version); contracts: v23.01.1, v25.09' '$work/unknown.err'"
+check "unknown version: says where a port adds its rules" has unknown.err "spdk_placement_contract.cpp"
+# the ported contract: the same functions, so the good file passes it too, and the broken one's T5
+# in request_transfer_in is misplaced there as well
 run v2509 --spdk-target "$good" --placement --spdk-version v25.09
-check "v25.09 (no rules yet): exit 1, says where a port adds them" \
-  bash -c "[ $(rc v2509) = 1 ] && grep -q 'spdk_placement_contract.cpp' '$work/v2509.err'"
+check "v25.09 contract: the good file passes" [ "$(rc v2509)" = 0 ]
+run v2509broken --spdk-target "$broken" --placement --spdk-version v25.09
+check "v25.09 contract: T5 misplaced in request_transfer_in" has v2509broken.err \
+  "^ntprofd probe: MISPLACED T5_REPLY_SENT: found in request_transfer_in of .*\(SPDK v25.09\) expects .*request_transfer_out \(lib/nvmf/rdma.c\)"
 cp "$good" "$work/stripped" && strip "$work/stripped"
 run stripped --spdk-target "$work/stripped" --placement
 check "stripped: exit 1, asks for the unstripped build" \

@@ -38,6 +38,7 @@ seconds=${NTPROF_SPDK_SECONDS:-2} rate=${NTPROF_SPDK_RATE:-1}
 malloc_mb=256
 nqn=nqn.2016-06.io.spdk:ntprof-test
 export LD_LIBRARY_PATH=$spdk/build/lib
+perf_bin=$("$here/build_spdk.sh" --perf "$spdk")  # (v23.01.1: build/examples/perf)
 log() { echo "[spdk-pair +$SECONDS s] $*"; }
 mkdir -p "$out"
 trap stop_started_processes EXIT
@@ -50,7 +51,7 @@ set_delay() {  # US: every read and write (average and p99) of the delay bdev, i
 }
 perf() {  # NAME PERF-ARGS...
   local name=$1; shift
-  SPDK_PERF_NO_HUGE=1 "$spdk/build/examples/perf" -c 0x2 -s 512 "$@" \
+  SPDK_PERF_NO_HUGE=1 "$perf_bin" -c 0x2 -s 512 "$@" \
     -r "trtype:TCP adrfam:IPv4 traddr:127.0.0.1 trsvcid:4420 subnqn:$nqn" >"$out/$name-perf.log" 2>&1 \
     || { echo "perf failed:"; tail -20 "$out/$name-perf.log"; exit 1; }
 }
@@ -73,7 +74,7 @@ wait_recording() {  # NAME...: until each agent says "recording"
 record_run() {  # NAME RW BYTES DELAY_US: both agents, perf at QD1, the joined report in NAME.json / .txt
   local name=$1 target_agent host_agent
   start_agent "$name-target" --spdk-target "$spdk/build/bin/nvmf_tgt"; target_agent=$agent
-  start_agent "$name-host" --spdk-host "$spdk/build/examples/perf"; host_agent=$agent
+  start_agent "$name-host" --spdk-host "$perf_bin"; host_agent=$agent
   set_delay "$4"  # (while the agents start)
   wait_recording "$name-target" "$name-host"
   perf "$name" -q 1 -o "$3" -w "$2" -t "$seconds"
