@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks one I/O class of a real SPDK run (nvmf_tgt recorded by ntprofd, with its host).
 
-usage: check_spdk_run.py REPORT.json BYTES DELAY_US [--storage-above FRACTION] [--class OP]
+usage: check_spdk_run.py REPORT.json BYTES DELAY_US [--storage-above FRACTION | --storage-floor FRACTION]
+                        [--class OP]
        check_spdk_run.py REPORT.json BYTES DELAY_US --rise-over BASE.json BASE_US
 REPORT: `ntprofctl report host.ntp target.ntp -o json --slowest 100000`, recorded with the delay
 bdev at DELAY_US. Every report must have every command matched (after the session's edges), no
@@ -13,6 +14,11 @@ admin or fabrics command. Storage (its p50):
   default           within 10 % of DELAY_US;
   --storage-above   within [DELAY_US, DELAY_US x (1 + FRACTION)] (an emulated machine adds its
                     overhead to the delay, it never takes any away);
+  --storage-floor   its minimum within [DELAY_US, DELAY_US x (1 + FRACTION)], the p50 at least
+                    DELAY_US: where the median cannot be bounded (a polling reactor sharing an
+                    emulated vCPU with the kernel runs late by whole scheduler slices, adding
+                    anything up to several times the delay), the fastest command still shows
+                    the delay alone, and none may complete before it;
   --rise-over       BASE was recorded the same way with the delay bdev at BASE_US: storage must
                     rise from BASE to REPORT by DELAY_US - BASE_US within 10 % of that difference
                     (what the bdev below the delay spends, e.g. the malloc bdev's copy, is in both
@@ -51,6 +57,12 @@ def is_class(op, size):
 
 def storage_p50(report_path, report):
     """Checks a report's structure; the class group's storage p50 (None when it has none)."""
+    stage = storage_stage(report_path, report)
+    return stage["p50_us"] if stage else None
+
+
+def storage_stage(report_path, report):
+    """Checks a report's structure; the class group's storage distribution (None when it has none)."""
     r = report["records"]
     check(r["matched"] > 50, f"{report_path}: only {r['matched']} commands matched: {r}")
     # A half without a partner before the other agent's first matched command or after its last
@@ -75,7 +87,7 @@ def storage_p50(report_path, report):
         for sid in ("host_driver", "network", "target_driver", "storage", "end_to_end"):
             check(sid in stages, f"{report_path}: {g['name']}: no {sid} stage")
         if "storage" in stages:
-            storage = stages["storage"]["p50_us"]
+            storage = stages["storage"]
     for c in report["slowest"]:
         check((c["bytes"] == nbytes or not is_class(c["op"], c["bytes"])) and c["qid"] != 0 and c["target"],
               f"{report_path}: command {c}")
@@ -84,7 +96,8 @@ def storage_p50(report_path, report):
 
 
 report = json.load(open(path))
-storage = storage_p50(path, report)
+storage_dist = storage_stage(path, report)
+storage = storage_dist["p50_us"] if storage_dist else None
 name = next((g["name"] for g in report["groups"] if is_class(g["op"], g["bytes"])), "?")
 matched = report["records"]["matched"]
 if mode == "--rise-over":
@@ -107,6 +120,17 @@ if mode == "--rise-over":
     summary = (f"{name}: {base_report['records']['matched']} + {matched} matched, storage p50 "
                f"{base_storage or 0:.0f} us at {base_us:.0f} us, {storage or 0:.0f} us at {delay_us:.0f} us: "
                f"rose {(storage or 0) - (base_storage or 0):.0f} us for +{step:.0f} us")
+elif mode == "--storage-floor":
+    fraction = float(args[4])
+    low, high = 0.999 * delay_us, delay_us * (1 + fraction)
+    smallest = storage_dist["min_us"] if storage_dist else None
+    check(smallest is not None and low <= smallest <= high,
+          f"{path}: {name}: storage minimum {smallest} us, outside [{delay_us:.0f}, {high:.0f}] us "
+          f"for a {delay_us:.0f} us delay")
+    check(storage is not None and storage >= low,
+          f"{path}: {name}: storage p50 {storage} us, below the {delay_us:.0f} us delay")
+    summary = (f"{name}: {matched} matched, storage min {smallest or 0:.0f} us, p50 {storage or 0:.0f} us "
+               f"({100 * ((storage or 0) / delay_us - 1):+.0f} %) for a {delay_us:.0f} us delay")
 else:
     above = float(args[4]) if mode == "--storage-above" else None
     low, high = (delay_us, delay_us * (1 + above)) if above is not None else (delay_us * 0.9, delay_us * 1.1)
