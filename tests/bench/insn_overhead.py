@@ -10,7 +10,8 @@ tens of percent.
 Per transport and queue depth, in alternating rounds (the order rotates), with no agent and with
 ntprofd recording on both the host and the target at each rate (0 = every hook attached, nothing
 sampled; 100; 1): fio reads a fixed number of 4 KiB blocks (--number_ios), and each VM's count
-across the ssh call that runs it is taken. The same call with a single read, three times, gives
+across the ssh call that runs it is taken. The same call with a single read, three times
+(--one-read-runs), gives
 what fio's start-up and the ssh around it cost; the median of those is subtracted:
 
     instructions per I/O = (count of the N-read run - median count of the 1-read runs) / (N - 1)
@@ -22,7 +23,8 @@ and after the N-read run, mapped to the guest's /proc/kallsyms (BPF programs, BP
 the kernel functions that differ most, user space), with agents minus without in the same round.
 
   insn_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 3]
-                   [--ios 2000] [--warmup-ios 500] [--split] [--json FILE] [--summarize JSON]
+                   [--ios 2000] [--warmup-ios 500] [--one-read-runs 3] [--split] [--json FILE]
+                   [--summarize JSON]
                    [--baseline-ntprofd PATH [--baseline-rate 100] [--baseline-label NAME]]
                    [--max-added ROLE=N ...]
 
@@ -45,7 +47,6 @@ import agent_overhead as ao
 
 OFF = ao.OFF
 ROLES = ao.ROLES
-ONE_READ_RUNS = 3
 SETTLE_S = 0.2  # after an ssh call returns, its session's teardown in the VM runs a moment longer
 
 
@@ -122,15 +123,33 @@ def by_symbol(before_path, after_path, symbols):
     return out
 
 
+# Kernel functions only the bpf() system call runs: the agent's own calls (reading the loss
+# counters, the watched-device table, polling the ring), not any hook's. Their names look like
+# BPF's run-time, so they are told apart first.
+AGENT_BPF_SYSCALL = ("__x64_sys_bpf", "__sys_bpf", "__se_sys_bpf", "map_lookup_elem",
+                     "map_update_elem", "map_delete_elem", "map_get_next_key", "bpf_map_copy_value",
+                     "generic_map_", "bpf_map_value_size", "bpf_check_uarg_tail_zero",
+                     "bpf_percpu_array_copy", "bpf_percpu_hash_copy", "htab_map_get_next_key",
+                     "htab_lru_map_get_next_key", "array_map_get_next_key", "bpf_map_get",
+                     "__bpf_map_get", "bpf_map_put", "__bpf_map_put", "bpf_map_inc", "bpf_obj_",
+                     "bpf_map_write_active", "bpf_map_new_fd", "bpf_prog_get", "bpf_link_get",
+                     "ringbuf_map_poll", "bpf_map_poll", "bpf_map_mmap", "ringbuf_map_mmap",
+                     "bpf_map_fd", "bpf_stats_handler", "bpf_ringbuf_query")
+AGENT_KERNEL = "agent's bpf() calls in the kernel"
+
+
 def kind(symbol):
     """What a symbol is, for the split: a BPF program, a trampoline, BPF's run-time in the kernel
-    (program entry/exit, helpers, maps, ring buffer), other kernel code, or user space."""
+    (program entry/exit, helpers, maps, ring buffer), the agent's own bpf() system calls, other
+    kernel code, or user space."""
     if symbol == "user space":
         return "user space (agent, fio)"
     if symbol.startswith("bpf_prog_"):
         return "BPF programs"
     if symbol.startswith(("bpf_trampoline_", "bpf_dispatcher_")):
         return "BPF trampolines"
+    if symbol.startswith(AGENT_BPF_SYSCALL):
+        return AGENT_KERNEL
     if symbol.startswith(("__bpf", "bpf_", "htab_", "__htab", "array_map", "ringbuf", "__ringbuf",
                           "__sys_bpf", "percpu_array", "pcpu_freelist", "kprobe", "trace_call_bpf",
                           "perf_trace", "bpf_trace")):
@@ -147,7 +166,7 @@ def program_name(symbol):
 # ---- the runs ------------------------------------------------------------------------------------
 def measure(args, transport, dev, qd, config, symbols, workdir):
     """One configuration's figures at one QD: the 1-read runs, then the N-read run."""
-    ones = [counted(lambda: fio_ios(dev, qd, 1))[1] for _ in range(ONE_READ_RUNS)]
+    ones = [counted(lambda: fio_ios(dev, qd, 1))[1] for _ in range(args.one_read_runs)]
     profiles = None
     if args.split:
         profiles = {r: (os.path.join(workdir, f"{r}.before"), os.path.join(workdir, f"{r}.after"))
@@ -334,6 +353,8 @@ def main():
     ap.add_argument("--ios", type=int, default=2000, help="reads in each measured run")
     ap.add_argument("--warmup-ios", type=int, default=500,
                     help="unmeasured reads after each start (0: none)")
+    ap.add_argument("--one-read-runs", type=int, default=3,
+                    help="1-read runs whose median count is taken as fio's start-up and ssh")
     ap.add_argument("--split", action="store_true",
                     help="also split the added instructions by symbol (BPF programs, trampolines, "
                          "kernel functions, user space)")
@@ -354,6 +375,8 @@ def main():
     args.floor = False  # agent_overhead's empty-program floor is a CPU-time tool; not run here
     if args.ios < 2:
         ap.error("--ios must be at least 2")
+    if args.one_read_runs < 1:
+        ap.error("--one-read-runs must be at least 1")
     if args.summarize:
         with open(args.summarize) as f:
             runs = json.load(f)
