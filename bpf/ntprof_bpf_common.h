@@ -24,7 +24,9 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* ---- session config, set by the agent before load (rodata) ---- */
-const volatile __u64 salt = 0; /* the fleet's: every session on this agent shares it */
+/* ntprof_salt_key() of the fleet's salt (every session on this agent shares it): the hash's salt
+ * round, done once here rather than per command */
+const volatile __u64 salt_key = 0;
 
 /* ---- maps shared by every object ---- */
 struct {
@@ -120,32 +122,23 @@ struct {
 /* ---- how many sampled commands are in flight ----
  * The number of entries in this object's in-flight table. A hook that only finds and stamps a
  * command already sampled returns at once while it is 0, before any probe read or hash lookup: at
- * 1 in 100 that is most of its runs (at QD1, 99 %), which then cost one array read. The count
- * never falls short of the table: it rises before an entry is inserted and falls only after a
- * program deleted one. Entries the agent sweeps from user space (commands whose completion never
- * came) leave it above the table, which costs only speed. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __s64);
-} sampled_in_flight SEC(".maps");
+ * 1 in 100 that is most of its runs (at QD1, 99 %), which then cost one load. The count never
+ * falls short of the table: it rises before an entry is inserted and falls only after a program
+ * deleted one. Entries the agent sweeps from user space (commands whose completion never came)
+ * leave it above the table, which costs only speed.
+ * A global in a data section of its own: the program loads it directly (an array map's lookup was
+ * a call and a NULL check on every hook run), the agent reads it through the section's mmap, and
+ * its cache line is not the one of the sampling switch every command reads. */
+__s64 ntprof_sampled_in_flight SEC(".data.ntprof_in_flight") = 0;
 
 static __always_inline void ntprof_in_flight_add(__s64 n)
 {
-	__u32 zero = 0;
-	__s64 *count = bpf_map_lookup_elem(&sampled_in_flight, &zero);
-
-	if (count)
-		__sync_fetch_and_add(count, n);
+	__sync_fetch_and_add(&ntprof_sampled_in_flight, n);
 }
 
 static __always_inline bool ntprof_nothing_sampled_in_flight(void)
 {
-	__u32 zero = 0;
-	__s64 *count = bpf_map_lookup_elem(&sampled_in_flight, &zero);
-
-	return count && *count <= 0;
+	return *(volatile __s64 *)&ntprof_sampled_in_flight <= 0;
 }
 
 static __always_inline void ntprof_lose(__u32 cause)
@@ -182,22 +175,19 @@ static __always_inline void ntprof_emit(const struct ntprof_record *rec)
  * hooks would see it (at the start a stamp missing; at the stop one left over from an earlier
  * command, such as the last capsule read's time taken as T0). With several sessions on the agent
  * it is the finest of their rates, changed as they come and go (the sets nest, ntprof_sampler.h).
- * A map rather than a global: the agent writes it after load with one update, and the verifier
- * inlines the lookup. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} sampling_switch SEC(".maps");
+ * Kept as {threshold, rate} (ntprof_sampling_switch_for) so a command's decision is one compare.
+ * A global in a data section of its own: the agent writes it through the section's mmap (no
+ * bpf() call), the programs load it directly (no map lookup). */
+struct ntprof_sampling_switch ntprof_switch SEC(".data.ntprof_switch") = {};
 
 static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slba, __u32 nlb,
 					      __u16 cid)
 {
-	__u32 zero = 0;
-	__u32 *rate = bpf_map_lookup_elem(&sampling_switch, &zero);
+	/* one load each (the agent may be changing them: ntprof_sampler.h says why any mix holds) */
+	__u32 rate = *(volatile __u32 *)&ntprof_switch.rate;
+	__u64 threshold = *(volatile __u64 *)&ntprof_switch.threshold;
 
-	return rate && ntprof_sampled(opcode, nsid, slba, nlb, cid, salt, *rate);
+	return ntprof_switch_sampled(rate, threshold, opcode, nsid, slba, nlb, cid, salt_key);
 }
 
 /* The block device a request is for: the partition/whole-disk bdev the bio was aimed at. */

@@ -42,6 +42,27 @@ NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_mix64(NTPROF_SAMPLER_U64 x)
 	return x;
 }
 
+/* The hash's first round, which depends on the salt alone: the same for every command of a
+ * session, so the kernel agent computes it once, before load (rodata salt_key). */
+NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_salt_key(NTPROF_SAMPLER_U64 salt)
+{
+	return ntprof_mix64(salt ^ 0x6e7470726f66ULL /* "ntprof" */);
+}
+
+/* The command hash from a salt key (ntprof_salt_key). */
+NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_command_hash_keyed(NTPROF_SAMPLER_U8 opcode,
+								    NTPROF_SAMPLER_U32 nsid,
+								    NTPROF_SAMPLER_U64 slba,
+								    NTPROF_SAMPLER_U32 nlb,
+								    NTPROF_SAMPLER_U16 cid,
+								    NTPROF_SAMPLER_U64 salt_key)
+{
+	NTPROF_SAMPLER_U64 h = ntprof_mix64(salt_key ^ slba);
+	h = ntprof_mix64(h ^ (((NTPROF_SAMPLER_U64)nsid << 32) | nlb));
+	h = ntprof_mix64(h ^ (((NTPROF_SAMPLER_U64)opcode << 16) | cid));
+	return h;
+}
+
 /* The hash both sides compute; exposed so tests can check it bit for bit. */
 NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_command_hash(NTPROF_SAMPLER_U8 opcode,
 							      NTPROF_SAMPLER_U32 nsid,
@@ -50,11 +71,7 @@ NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_command_hash(NTPROF_SAMPLER_U8 o
 							      NTPROF_SAMPLER_U16 cid,
 							      NTPROF_SAMPLER_U64 salt)
 {
-	NTPROF_SAMPLER_U64 h = ntprof_mix64(salt ^ 0x6e7470726f66ULL /* "ntprof" */);
-	h = ntprof_mix64(h ^ slba);
-	h = ntprof_mix64(h ^ (((NTPROF_SAMPLER_U64)nsid << 32) | nlb));
-	h = ntprof_mix64(h ^ (((NTPROF_SAMPLER_U64)opcode << 16) | cid));
-	return h;
+	return ntprof_command_hash_keyed(opcode, nsid, slba, nlb, cid, ntprof_salt_key(salt));
 }
 
 /*
@@ -96,6 +113,45 @@ NTPROF_SAMPLER_INLINE int ntprof_sampled(NTPROF_SAMPLER_U8 opcode, NTPROF_SAMPLE
 	if (n == 1)
 		return 1;
 	return ntprof_hash_sampled(ntprof_command_hash(opcode, nsid, slba, nlb, cid, salt), n);
+}
+
+/*
+ * The decision in the form the kernel agent keeps it (its sampling switch): the rate with its
+ * threshold worked out once, when the rate is set, so a command's decision is one compare and no
+ * division. Takes exactly the decisions of ntprof_sampled() (tests/core/sampler_test.cpp).
+ * threshold is 0 when rate is 0. The agent writes threshold before rate, so a hook reading the two
+ * while a rate changes still takes a decision of the old rate or of the new one: rate 0 and 1 do not
+ * look at the threshold, and any other rate with either threshold keeps a command one of the two
+ * rates keeps.
+ */
+struct ntprof_sampling_switch {
+	NTPROF_SAMPLER_U64 threshold;
+	NTPROF_SAMPLER_U32 rate;
+	NTPROF_SAMPLER_U32 pad;
+};
+
+NTPROF_SAMPLER_INLINE struct ntprof_sampling_switch ntprof_sampling_switch_for(NTPROF_SAMPLER_U32 n)
+{
+	struct ntprof_sampling_switch s;
+
+	s.threshold = n == 0 ? 0 : ntprof_sample_threshold(n);
+	s.rate = n;
+	s.pad = 0;
+	return s;
+}
+
+/* ntprof_sampled() with the switch's threshold and the salt's key. */
+NTPROF_SAMPLER_INLINE int ntprof_switch_sampled(NTPROF_SAMPLER_U32 rate,
+						NTPROF_SAMPLER_U64 threshold,
+						NTPROF_SAMPLER_U8 opcode, NTPROF_SAMPLER_U32 nsid,
+						NTPROF_SAMPLER_U64 slba, NTPROF_SAMPLER_U32 nlb,
+						NTPROF_SAMPLER_U16 cid, NTPROF_SAMPLER_U64 salt_key)
+{
+	if (rate == 0)
+		return 0;
+	if (rate == 1)
+		return 1;
+	return ntprof_command_hash_keyed(opcode, nsid, slba, nlb, cid, salt_key) <= threshold;
 }
 
 #endif /* NTPROF_SAMPLER_H */

@@ -131,7 +131,7 @@ static __always_inline void ntprof_index_put(void *table, __u64 key, __u64 value
 		s->value = value;
 }
 
-/* ---- tables of sampled commands' records, counted in sampled_in_flight ---- */
+/* ---- tables of sampled commands' records, counted in ntprof_sampled_in_flight ---- */
 
 /* The record of the sampled command keyed key, or NULL. While nothing sampled is in flight (most
  * of an unsampled command's hooks at 1 in 100) this is one array read. */

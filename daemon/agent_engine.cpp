@@ -170,7 +170,7 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
 
   {
     LibbpfLogCapture capture;
-    int err = bpf_object__load(object_->object());
+    int err = object_->Load();
     std::vector<std::string> lines = capture.lines();
     if (log) {
       for (const std::string& l : lines) log("libbpf: " + l);
@@ -207,23 +207,22 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
 }
 
 absl::Status AgentEngine::WriteSamplingSwitch(uint32_t rate) {
-  struct bpf_map* sampling = Map("sampling_switch");
-  const uint32_t zero = 0;
-  if (!sampling || bpf_map__update_elem(sampling, &zero, sizeof(zero), &rate, sizeof(rate), 0) != 0)
-    return absl::InternalError(std::string("cannot set the sampling rate to ") +
-                               std::to_string(rate) + ": " + std::strerror(errno));
+  ntprof_sampling_switch* sw = object_ ? object_->SamplingSwitch() : nullptr;
+  if (!sw) return absl::InternalError("no sampling switch: the BPF object is not loaded");
+  // threshold first, then rate: a hook reading both meanwhile still takes the old rate's decision
+  // or the new one's (ntprof_sampler.h)
+  const ntprof_sampling_switch next = ntprof_sampling_switch_for(rate);
+  __atomic_store_n(&sw->threshold, next.threshold, __ATOMIC_RELEASE);
+  __atomic_store_n(&sw->rate, next.rate, __ATOMIC_RELEASE);
   return absl::OkStatus();
 }
 
 absl::Status AgentEngine::SetSampleRate(uint32_t rate) { return WriteSamplingSwitch(rate); }
 
 std::optional<int64_t> AgentEngine::SampledInFlight() const {
-  struct bpf_map* count = Map("sampled_in_flight");
-  const uint32_t zero = 0;
-  int64_t in_flight = 0;
-  if (!count || bpf_map__lookup_elem(count, &zero, sizeof(zero), &in_flight, sizeof(in_flight), 0))
-    return std::nullopt;
-  return in_flight;
+  const int64_t* count = object_ ? object_->SampledInFlight() : nullptr;
+  if (!count) return std::nullopt;
+  return __atomic_load_n(count, __ATOMIC_ACQUIRE);
 }
 
 int64_t AgentEngine::StopSampling(int max_wait_ms) {

@@ -89,7 +89,7 @@ class AgentEngine {
 
  private:
   AgentEngine(SessionOptions options, HookPlan plan) : options_(std::move(options)), plan_(std::move(plan)) {}
-  // The BPF side's sampling switch (ntprof_bpf_common.h: sampling_switch): the rate, 0 = off.
+  // The BPF side's sampling switch (ntprof_bpf_common.h: ntprof_switch): the rate, 0 = off.
   absl::Status WriteSamplingSwitch(uint32_t rate);
   // One open -> load -> attach attempt following plan_. On a refused program, marks it in plan_.
   absl::Status TryLoadAndAttach(LogCallback& log, bool* retry);

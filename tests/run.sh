@@ -94,6 +94,10 @@ if [ "${NTPROF_SKIP_TESTBED:-0}" != 1 ] && [ -x "$repo/tests/testbed/run-scenari
   # the guest's debootstrap tree, .debs and kernels outlive the clone (build-image.sh)
   export NTPROF_TESTBED_CACHE=${NTPROF_TESTBED_CACHE:-/var/cache/ntprof-testbed}
   "$repo/tests/testbed/run-scenarios.sh" "$build"
+  step "overhead regression check: hook instructions per I/O (its own bed, ports 22700-22705)"
+  # a deterministic count, not a timed figure: fails when a change adds instructions to the hooks
+  # (docs/overhead.md); about 6-9 minutes
+  "$repo/tests/bench/insn_overhead_check.sh" "$build"
 fi
 [ ${#launcher[@]} = 0 ] || echo "ccache: $(ccache --show-stats 2>/dev/null | grep -m1 'Hits' | tr -s ' ')"
 step "all tests passed"

@@ -37,6 +37,7 @@ import argparse
 import bisect
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -134,7 +135,12 @@ AGENT_BPF_SYSCALL = ("__x64_sys_bpf", "__sys_bpf", "__se_sys_bpf", "map_lookup_e
                      "__bpf_map_get", "bpf_map_put", "__bpf_map_put", "bpf_map_inc", "bpf_obj_",
                      "bpf_map_write_active", "bpf_map_new_fd", "bpf_prog_get", "bpf_link_get",
                      "ringbuf_map_poll", "bpf_map_poll", "bpf_map_mmap", "ringbuf_map_mmap",
-                     "bpf_map_fd", "bpf_stats_handler", "bpf_ringbuf_query")
+                     "bpf_map_fd", "bpf_stats_handler", "bpf_ringbuf_query",
+                     # kernel functions, not programs: bpf_prog_get_info_by_fd (the agent's
+                     # recursion-miss count each interval), bpf_prog_get_stats, ...
+                     "bpf_prog_get", "bpf_prog_put", "bpf_prog_inc", "bpf_prog_new_fd")
+# A loaded program's symbol: bpf_prog_<its 16-hex-digit tag>[_<its name>]
+BPF_PROGRAM = re.compile(r"bpf_prog_[0-9a-f]{16}(_|$)")
 AGENT_KERNEL = "agent's bpf() calls in the kernel"
 
 
@@ -144,7 +150,7 @@ def kind(symbol):
     kernel code, or user space."""
     if symbol == "user space":
         return "user space (agent, fio)"
-    if symbol.startswith("bpf_prog_"):
+    if BPF_PROGRAM.match(symbol):
         return "BPF programs"
     if symbol.startswith(("bpf_trampoline_", "bpf_dispatcher_")):
         return "BPF trampolines"

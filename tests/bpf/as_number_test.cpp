@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <vector>
 
+#include "ntprof_sampler.h"  // a type the skeleton names (ntprof_bpf_common.h)
 #include "as_number_check.skel.h"
 #include "loop_device.h"
 

@@ -28,6 +28,7 @@ TEST_CASE("sampler_takes_identical_decisions_in_bpf_and_user_space", "[sampler][
     c.cid = static_cast<unsigned short>(rng());
     c.salt = rng();
     c.n = (i % 3 == 0) ? 1 + static_cast<unsigned>(rng() % 5) : 1 + static_cast<unsigned>(rng() % 1000);
+    c.threshold = ntprof_sampling_switch_for(c.n).threshold;  // the agent's, set with the rate
     // A syscall program's context is copied back to ctx_in when it returns.
     LIBBPF_OPTS(bpf_test_run_opts, opts, .ctx_in = &c, .ctx_size_in = sizeof c);
     REQUIRE(bpf_prog_test_run_opts(prog, &opts) == 0);

@@ -5,6 +5,7 @@
 struct sampler_case {
 	unsigned long long slba;
 	unsigned long long salt;
+	unsigned long long threshold; /* ntprof_sampling_switch_for(n).threshold */
 	unsigned long long hash;   /* out */
 	unsigned int nsid;
 	unsigned int nlb;

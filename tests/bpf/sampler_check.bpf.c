@@ -11,7 +11,9 @@ SEC("syscall")
 int sampler_check(struct sampler_case *c)
 {
 	c->hash = ntprof_command_hash(c->opcode, c->nsid, c->slba, c->nlb, c->cid, c->salt);
-	c->sampled = ntprof_sampled(c->opcode, c->nsid, c->slba, c->nlb, c->cid, c->salt, c->n);
+	/* as the kernel agent decides: its switch's threshold and the salt's key (ntprof_bpf_common.h) */
+	c->sampled = ntprof_switch_sampled(c->n, c->threshold, c->opcode, c->nsid, c->slba, c->nlb,
+					   c->cid, ntprof_salt_key(c->salt));
 	return 0;
 }
 

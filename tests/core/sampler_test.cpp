@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <iterator>
 #include <random>
 
 #include "ntprof_sampler.h"
@@ -116,4 +117,32 @@ TEST_CASE("sampler_rates_nest_under_one_salt", "[sampler]") {
   }
   CHECK(static_cast<double>(coarse) / kCommands == Approx(1.0 / 1000).epsilon(0.10));
   CHECK(static_cast<double>(fine) / kCommands == Approx(1.0 / 10).epsilon(0.10));
+}
+
+TEST_CASE("sampler_switch_form_takes_the_same_decisions", "[sampler]") {
+  // The kernel agent decides with its switch (threshold worked out with the rate) and the salt's
+  // key (the hash's salt round done once): the same hash bit for bit and the same decision as
+  // ntprof_sampled(), which SPDK's probes and the user-space tools take, at every rate.
+  std::mt19937_64 rng(4040);
+  const uint32_t rates[] = {0, 1, 2, 3, 7, 10, 100, 1000, 65536, 0xffffffffu};
+  int sampled = 0, decisions = 0;
+  for (int i = 0; i < 200'000; ++i) {
+    const uint64_t salt = (i % 1000 == 0) ? 0 : rng();
+    const auto opcode = static_cast<uint8_t>(rng() % 3);
+    const auto nsid = static_cast<uint32_t>(1 + rng() % 4);
+    const uint64_t slba = rng() % (1ull << 40);
+    const auto nlb = static_cast<uint32_t>(rng() % 256);
+    const auto cid = static_cast<uint16_t>(rng());
+    const uint64_t key = ntprof_salt_key(salt);
+    REQUIRE(ntprof_command_hash_keyed(opcode, nsid, slba, nlb, cid, key) ==
+            ntprof_command_hash(opcode, nsid, slba, nlb, cid, salt));
+    const uint32_t n = rates[i % std::size(rates)];
+    const ntprof_sampling_switch sw = ntprof_sampling_switch_for(n);
+    const int old_form = ntprof_sampled(opcode, nsid, slba, nlb, cid, salt, n);
+    REQUIRE(ntprof_switch_sampled(sw.rate, sw.threshold, opcode, nsid, slba, nlb, cid, key) == old_form);
+    sampled += old_form;
+    ++decisions;
+  }
+  CHECK(sampled > decisions / 10);  // both outcomes, at many rates
+  CHECK(sampled < decisions);
 }
