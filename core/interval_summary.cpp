@@ -13,6 +13,10 @@ ReportBuilder& IntervalSummary::BuilderFor(Scope scope) {
 }
 
 void IntervalSummary::Add(const v1::Record* host, const v1::Record* target) {
+  if (scope_) {  // no record needs to wait for the first that decides
+    BuilderFor(*scope_).Add(host, target);
+    return;
+  }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
   // A local device's command fits any scope (ReportBuilder): it does not decide the interval's.
   if (!builder_ && scope == Scope::kHostOnly && host->transport() == v1::TRANSPORT_LOCAL) {

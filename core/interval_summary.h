@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,7 +15,10 @@ namespace ntprof {
 
 class IntervalSummary {
  public:
-  explicit IntervalSummary(uint32_t sample_rate) : sample_rate_(sample_rate) {}
+  // scope: known up front by an agent (its role's side alone); otherwise the first record of each
+  // interval decides it.
+  explicit IntervalSummary(uint32_t sample_rate, std::optional<Scope> scope = std::nullopt)
+      : sample_rate_(sample_rate), scope_(scope) {}
 
   // A joined pair, or one half recorded alone.
   void Add(const v1::Record* host, const v1::Record* target);
@@ -35,6 +39,7 @@ class IntervalSummary {
   ReportBuilder& BuilderFor(Scope scope);
 
   uint32_t sample_rate_;
+  std::optional<Scope> scope_;
   std::unique_ptr<ReportBuilder> builder_;
   std::vector<v1::DeviceCounters> counters_;
   std::vector<v1::Record> local_before_scope_;  // local devices' commands before the scope is known

@@ -30,14 +30,29 @@ uint64_t LatencyHistogram::BucketWidth(size_t bucket) {
   return uint64_t{1} << (exponent - kSubBits);
 }
 
+void LatencyHistogram::AddToBucket(int64_t ns) {
+  if (ns < 0) return;  // kept out of the buckets: percentiles rank them below every bucket
+  const size_t bucket = BucketOf(static_cast<uint64_t>(ns));
+  if (bucket >= buckets_.size()) buckets_.resize(bucket + 1, 0);
+  ++buckets_[bucket];
+}
+
+void LatencyHistogram::FillBucketsFromExact() {
+  for (int64_t v : exact_) AddToBucket(v);
+}
+
 void LatencyHistogram::KeepExact(int64_t ns) {
   if (count_ <= kExactLimit) {
     if (!exact_.empty() && ns < exact_.back()) exact_sorted_ = false;
     exact_.push_back(ns);
-  } else if (!exact_.empty()) {
+    return;
+  }
+  if (!exact_.empty()) {
+    FillBucketsFromExact();
     exact_.clear();  // from now on the buckets answer
     exact_.shrink_to_fit();
   }
+  AddToBucket(ns);
 }
 
 void LatencyHistogram::Add(int64_t ns) {
@@ -49,14 +64,8 @@ void LatencyHistogram::Add(int64_t ns) {
   }
   ++count_;
   sum_ += static_cast<double>(ns);
+  if (ns < 0) ++negatives_;
   KeepExact(ns);
-  if (ns < 0) {  // kept out of the buckets: percentiles rank them below every bucket
-    ++negatives_;
-    return;
-  }
-  const size_t bucket = BucketOf(static_cast<uint64_t>(ns));
-  if (bucket >= buckets_.size()) buckets_.resize(bucket + 1, 0);
-  ++buckets_[bucket];
 }
 
 void LatencyHistogram::Merge(const LatencyHistogram& other) {
@@ -72,14 +81,20 @@ void LatencyHistogram::Merge(const LatencyHistogram& other) {
     exact_.insert(exact_.end(), other.exact_.begin(), other.exact_.end());
     exact_sorted_ = false;
   } else {
+    // Either side may still hold exact values instead of buckets.
+    if (count_ <= kExactLimit) FillBucketsFromExact();
+    if (other.count_ <= kExactLimit) {
+      for (int64_t v : other.exact_) AddToBucket(v);
+    } else {
+      if (other.buckets_.size() > buckets_.size()) buckets_.resize(other.buckets_.size(), 0);
+      for (size_t i = 0; i < other.buckets_.size(); ++i) buckets_[i] += other.buckets_[i];
+    }
     exact_.clear();
     exact_.shrink_to_fit();
   }
   count_ += other.count_;
   negatives_ += other.negatives_;
   sum_ += other.sum_;
-  if (other.buckets_.size() > buckets_.size()) buckets_.resize(other.buckets_.size(), 0);
-  for (size_t i = 0; i < other.buckets_.size(); ++i) buckets_[i] += other.buckets_[i];
 }
 
 int64_t LatencyHistogram::Percentile(double q) const {

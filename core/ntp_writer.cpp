@@ -1,9 +1,11 @@
 #include "ntp_writer.h"
 
 #include <fcntl.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -25,7 +27,7 @@ absl::StatusOr<std::unique_ptr<NtpWriter>> NtpWriter::Create(const std::string& 
   ntp::PutU32(preamble.data() + 8, ntp::kFormatVersion);
   ntp::PutU32(preamble.data() + 12, static_cast<uint32_t>(body.size()));
   ntp::PutU32(preamble.data() + 16, ntp::Crc32(body));
-  if (auto st = writer->WriteAll(preamble + body); !st.ok()) return st;
+  if (auto st = writer->WriteAll(preamble, body); !st.ok()) return st;
   return writer;
 }
 
@@ -33,16 +35,29 @@ NtpWriter::~NtpWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-absl::Status NtpWriter::WriteAll(const std::string& bytes) {
+absl::Status NtpWriter::WriteAll(std::string_view head, std::string_view body) {
   if (fd_ < 0) return absl::FailedPreconditionError(absl::StrCat(path_, ": already finalized"));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::write(fd_, bytes.data() + done, bytes.size() - done);
+  // A frame's header and its payload in one system call, without copying them together.
+  iovec parts[2] = {{const_cast<char*>(head.data()), head.size()},
+                    {const_cast<char*>(body.data()), body.size()}};
+  int first = 0;
+  while (first < 2) {
+    if (parts[first].iov_len == 0) {
+      ++first;
+      continue;
+    }
+    ssize_t n = ::writev(fd_, &parts[first], 2 - first);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       return absl::UnavailableError(absl::StrCat(path_, ": write failed: ", std::strerror(errno)));
     }
-    done += static_cast<size_t>(n);
+    for (size_t done = static_cast<size_t>(n); first < 2 && done > 0;) {
+      const size_t take = std::min(done, parts[first].iov_len);
+      parts[first].iov_base = static_cast<char*>(parts[first].iov_base) + take;
+      parts[first].iov_len -= take;
+      done -= take;
+      if (parts[first].iov_len == 0) ++first;
+    }
   }
   return absl::OkStatus();
 }
@@ -52,12 +67,11 @@ absl::Status NtpWriter::WriteFrame(uint32_t kind, const std::string& payload) {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": batch of ", payload.size(), " bytes exceeds the frame limit"));
   }
-  frame_.assign(ntp::kFrameHeaderBytes, '\0');
-  ntp::PutU32(frame_.data(), kind);
-  ntp::PutU32(frame_.data() + 4, static_cast<uint32_t>(payload.size()));
-  ntp::PutU32(frame_.data() + 8, ntp::Crc32(payload));
-  frame_ += payload;
-  return WriteAll(frame_);
+  char header[ntp::kFrameHeaderBytes];
+  ntp::PutU32(header, kind);
+  ntp::PutU32(header + 4, static_cast<uint32_t>(payload.size()));
+  ntp::PutU32(header + 8, ntp::Crc32(payload));
+  return WriteAll(std::string_view(header, sizeof(header)), payload);
 }
 
 absl::Status NtpWriter::WriteBatch(const v1::RecordBatch& batch) {

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 #include "ntprof/v1/record.pb.h"
@@ -18,7 +19,8 @@ class NtpWriter {
   NtpWriter(const NtpWriter&) = delete;
   NtpWriter& operator=(const NtpWriter&) = delete;
 
-  // Appends one batch as a single write(2): after a SIGKILL the file is readable up to here.
+  // Appends one batch (frame header and payload) in a single writev(2): after a SIGKILL the file
+  // is readable up to here.
   absl::Status WriteBatch(const v1::RecordBatch& batch);
   // Appends the trailer (record and batch counts are filled in), syncs and closes the file.
   absl::Status Finalize(v1::FileTrailer trailer);
@@ -29,7 +31,7 @@ class NtpWriter {
 
  private:
   NtpWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
-  absl::Status WriteAll(const std::string& bytes);
+  absl::Status WriteAll(std::string_view head, std::string_view body);
   absl::Status WriteFrame(uint32_t kind, const std::string& payload);
 
   std::string path_;
@@ -38,7 +40,6 @@ class NtpWriter {
   uint64_t batches_ = 0;
   // Kept between batches: a batch is ~1 MB, and fresh buffers each time cost page faults.
   std::string payload_;
-  std::string frame_;
 };
 
 }  // namespace ntprof

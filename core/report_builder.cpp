@@ -34,7 +34,9 @@ std::string SizeName(uint64_t bytes) {
 namespace {
 
 // The device counters count reads and writes; every other opcode is counted as a read.
+constexpr uint32_t kWriteOpcode = 0x01;
 std::string Direction(const std::string& op) { return op == "write" ? "write" : "read"; }
+bool IsWrite(const std::string& direction) { return direction == "write"; }
 
 int64_t StartOf(const v1::Record& r) { return static_cast<int64_t>(EarliestStamp(r)); }
 
@@ -81,15 +83,15 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record* clock_side = scope_ == Scope::kTargetOnly ? target : host;
   // Every command of the device ran, matched or not, complete or not: all count for its span.
   if (clock_side) {
-    const std::pair<std::string, std::string> key{clock_side->device(),
-                                                  Direction(OpName(clock_side->opcode()))};
-    direction_spans_[key].Add(*clock_side);
-    SampledTotals& sampled = direction_sampled_[key];
-    ++sampled.commands;
-    sampled.bytes += clock_side->bytes();
+    auto device = directions_.find(clock_side->device());
+    if (device == directions_.end()) device = directions_.try_emplace(clock_side->device()).first;
+    DirectionTotals& d = device->second[clock_side->opcode() == kWriteOpcode];
+    d.span.Add(*clock_side);
+    ++d.sampled.commands;
+    d.sampled.bytes += clock_side->bytes();
   }
   for (const v1::Record* r : {host, target}) {
-    if (r) transports_.insert(TransportName(r->transport()));
+    if (r) transports_.insert(r->transport());
   }
   const Scope scope = host && target ? Scope::kJoined : host ? Scope::kHostOnly : Scope::kTargetOnly;
   // A local block device's command is complete with its host record: no leftover of the join.
@@ -109,14 +111,7 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
     ++missing_stamps_[std::string(why.missing)];
     return;
   }
-  const v1::Record& identity = host ? *host : *target;
-  Group& g = groups_[{OpName(identity.opcode()), identity.bytes(), identity.device()}];
-  if (g.op.empty()) {
-    g.scope = scope;
-    g.op = OpName(identity.opcode());
-    g.bytes = identity.bytes();
-    g.device = identity.device();
-  }
+  Group& g = GroupOf(host ? *host : *target, scope);
   if (host) g.host_stack = host->stack();
   if (target) g.target_stack = target->stack();
   for (size_t s = 0; s < kStageCount; ++s) {
@@ -133,6 +128,22 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   if (extras_.charts || extras_.slowest > 0) {
     Keep(host, target, *clock_side, *breakdown, GroupName(g.op, g.bytes, g.device), &g);
   }
+}
+
+ReportBuilder::Group& ReportBuilder::GroupOf(const v1::Record& identity, Scope scope) {
+  if (last_group_ && last_group_opcode_ == identity.opcode() &&
+      last_group_->bytes == identity.bytes() && last_group_->device == identity.device())
+    return *last_group_;
+  Group& g = groups_[{OpName(identity.opcode()), identity.bytes(), identity.device()}];
+  if (g.op.empty()) {
+    g.scope = scope;
+    g.op = OpName(identity.opcode());
+    g.bytes = identity.bytes();
+    g.device = identity.device();
+  }
+  last_group_ = &g;
+  last_group_opcode_ = identity.opcode();
+  return g;
 }
 
 void ReportBuilder::AddCounters(const v1::DeviceCounters& counters) {
@@ -195,20 +206,18 @@ void AddNegativeNotes(const GroupReport& g, std::vector<std::string>* notes) {
 }  // namespace
 
 Throughput ReportBuilder::ThroughputOf(const DeviceTotals& counted, const std::string& device,
-                                      const std::string& direction, double seconds,
-                                      uint32_t sample_rate) const {
-  const bool write = direction == "write";
+                                      const std::string& direction, const SampledTotals* sampled,
+                                      double seconds, uint32_t sample_rate) const {
+  const bool write = IsWrite(direction);
   Throughput t{device, direction, (write ? counted.writes : counted.reads) / seconds,
                (write ? counted.write_bytes : counted.read_bytes) / seconds, seconds, {}};
-  const auto sampled = direction_sampled_.find({device, direction});
   const uint64_t block_counted = write ? counted.writes : counted.reads;
   // Every sampled command is a command the device completed: fewer counted means the block
   // statistics missed some (NVMe passthrough bypasses them), and 0 IOPS would be false.
-  if (sampled != direction_sampled_.end() && block_counted < sampled->second.commands &&
-      sample_rate > 0) {
-    t.iops = static_cast<double>(sampled->second.commands) * sample_rate / seconds;
-    t.bytes_per_s = static_cast<double>(sampled->second.bytes) * sample_rate / seconds;
-    t.estimated = Throughput::Estimate{sampled->second.commands, sample_rate, block_counted};
+  if (sampled && block_counted < sampled->commands && sample_rate > 0) {
+    t.iops = static_cast<double>(sampled->commands) * sample_rate / seconds;
+    t.bytes_per_s = static_cast<double>(sampled->bytes) * sample_rate / seconds;
+    t.estimated = Throughput::Estimate{sampled->commands, sample_rate, block_counted};
   }
   return t;
 }
@@ -272,14 +281,15 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
                                            CommandsInFlight(h, sample_rate, qd_span_ns)});
     }
     const std::string direction = Direction(g.op);
+    const auto by_device = directions_.find(g.device);
+    const DirectionTotals* sampled =
+        by_device == directions_.end() ? nullptr : &by_device->second[IsWrite(direction)];
     int64_t throughput_span_ns = span_ns;
-    if (rates == RateSpan::kIo) {
-      const auto spans = direction_spans_.find({g.device, direction});
-      throughput_span_ns = spans == direction_spans_.end() ? 0 : spans->second.LongestNs();
-    }
+    if (rates == RateSpan::kIo) throughput_span_ns = sampled ? sampled->span.LongestNs() : 0;
     if (auto d = devices_.find(g.device); d != devices_.end() && throughput_span_ns > 0) {
-      gr.throughput = ThroughputOf(d->second, g.device, direction, Seconds(throughput_span_ns),
-                                   sample_rate);
+      gr.throughput = ThroughputOf(d->second, g.device, direction,
+                                   sampled ? &sampled->sampled : nullptr,
+                                   Seconds(throughput_span_ns), sample_rate);
     }
     report.groups.push_back(std::move(gr));
   }
@@ -297,8 +307,10 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
     t.target_only_at_edges = at_edges.target;
   }
   t.incomplete = incomplete_;
-  if (transports_.size() == 1) report.transport = *transports_.begin();
-  if (transports_.size() > 1) report.transport = "mixed";
+  std::set<std::string> transport_names;
+  for (v1::Transport transport : transports_) transport_names.insert(TransportName(transport));
+  if (transport_names.size() == 1) report.transport = *transport_names.begin();
+  if (transport_names.size() > 1) report.transport = "mixed";
   for (const GroupReport& g : report.groups) AddNegativeNotes(g, &report.notes);
   for (const auto& [stamp, n] : missing_stamps_) {
     report.notes.push_back(

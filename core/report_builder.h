@@ -1,6 +1,7 @@
 // Accumulates broken-down commands into per-group statistics and builds a Report.
 #pragma once
 
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
@@ -33,6 +34,9 @@ class ReportBuilder {
   // Which halves this report is about: joined pairs, or one side recorded alone.
   explicit ReportBuilder(Scope scope, ReportExtras extras = {})
       : scope_(scope), extras_(extras), slowest_(extras.slowest) {}
+  // It points into its own group map (last_group_).
+  ReportBuilder(const ReportBuilder&) = delete;
+  ReportBuilder& operator=(const ReportBuilder&) = delete;
 
   // An agent's wall clock minus its monotonic clock (from a file header): turns the stamps of its
   // records (Record.agent) into approximate wall times for the slowest commands and the timeline.
@@ -69,11 +73,24 @@ class ReportBuilder {
   struct DeviceTotals {
     uint64_t reads = 0, writes = 0, read_bytes = 0, write_bytes = 0;
   };
+  struct SampledTotals {
+    uint64_t commands = 0, bytes = 0;
+  };
+  // A device's reads (every opcode but write) or writes, from its sampled commands.
+  struct DirectionTotals {
+    IoSpan span;  // when they ran: the throughput's span
+    // what the block statistics must at least have counted, and the throughput's estimate when
+    // they did not
+    SampledTotals sampled;
+  };
 
   // A group's throughput from the device's counters, or estimated from the sampled commands when
   // the counters missed some of them.
   Throughput ThroughputOf(const DeviceTotals& counted, const std::string& device,
-                          const std::string& direction, double seconds, uint32_t sample_rate) const;
+                          const std::string& direction, const SampledTotals* sampled,
+                          double seconds, uint32_t sample_rate) const;
+  // The group of a record's identity half (created on its first record).
+  Group& GroupOf(const v1::Record& identity, Scope scope);
 
   // The commands worth keeping beyond the statistics: the slowest and the timeline.
   void Keep(const v1::Record* host, const v1::Record* target, const v1::Record& clock_side,
@@ -84,16 +101,15 @@ class ReportBuilder {
   SlowestCommands slowest_;
   std::map<std::string, int64_t> clocks_;  // agent -> wall minus monotonic
   std::map<std::tuple<std::string, uint32_t, std::string>, Group> groups_;
+  // The group of the last record added, found again without building its key: an interval's
+  // records mostly fall in one group.
+  Group* last_group_ = nullptr;
+  uint32_t last_group_opcode_ = 0;
   std::map<std::string, DeviceTotals> devices_;  // from the counters: every command, sampled or not
-  // (device, "read"/"write") -> when its sampled commands ran: the throughput's span.
-  std::map<std::pair<std::string, std::string>, IoSpan> direction_spans_;
-  struct SampledTotals {
-    uint64_t commands = 0, bytes = 0;
-  };
-  // (device, "read"/"write") -> its sampled commands: what the block statistics must at least
-  // have counted, and the throughput's estimate when they did not.
-  std::map<std::pair<std::string, std::string>, SampledTotals> direction_sampled_;
-  std::set<std::string> transports_;  // of every record added
+  // device -> [reads, writes]
+  std::map<std::string, std::array<DirectionTotals, 2>, std::less<>> directions_;
+  // Of every record added; named at Build (naming one is a string built per record).
+  std::set<v1::Transport> transports_;
   SessionEdges edges_;  // joined reports: which leftovers lie at the recording's edges
   uint64_t incomplete_ = 0;
   std::map<std::string, uint64_t> missing_stamps_;  // why records were incomplete

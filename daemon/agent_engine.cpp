@@ -323,31 +323,57 @@ absl::StatusOr<int> AgentEngine::Poll(int timeout_ms, const RecordCallback& on_r
 }
 
 KernelLosses AgentEngine::ReadLosses() const {
+  KernelLosses out = ReadCountedLosses();
+  out.nested_probe_miss = ReadNestedProbeMisses();
+  return out;
+}
+
+KernelLosses AgentEngine::ReadCountedLosses() const {
   KernelLosses out;
   struct bpf_map* map = Map("losses");
-  int ncpu = libbpf_num_possible_cpus();
-  std::vector<uint64_t> per_cpu(ncpu > 0 ? ncpu : 1);
-  auto sum = [&](uint32_t cause) {
-    uint64_t total = 0;
-    if (map && bpf_map__lookup_elem(map, &cause, sizeof(cause), per_cpu.data(),
-                                    per_cpu.size() * sizeof(uint64_t), 0) == 0) {
-      for (uint64_t v : per_cpu) total += v;
+  if (!map) return out;
+  const int ncpu = std::max(libbpf_num_possible_cpus(), 1);
+  // Every cause's per-CPU values in one batched lookup; a kernel without batched array lookups
+  // gets one lookup per cause.
+  std::vector<uint32_t> keys(NTPROF_LOSS_CAUSES);
+  std::vector<uint64_t> values(static_cast<size_t>(NTPROF_LOSS_CAUSES) * ncpu);
+  uint32_t out_batch = 0;
+  uint32_t count = NTPROF_LOSS_CAUSES;
+  const int err = bpf_map_lookup_batch(bpf_map__fd(map), nullptr, &out_batch, keys.data(),
+                                       values.data(), &count, nullptr);
+  if ((err < 0 && err != -ENOENT) || count != NTPROF_LOSS_CAUSES) {
+    count = 0;
+    for (uint32_t cause = 0; cause < NTPROF_LOSS_CAUSES; ++cause) {
+      keys[cause] = cause;
+      if (bpf_map__lookup_elem(map, &cause, sizeof(cause), &values[cause * ncpu],
+                               ncpu * sizeof(uint64_t), 0) != 0)
+        std::fill_n(&values[cause * ncpu], ncpu, 0);
+      ++count;
     }
-    return total;
-  };
-  out.ring_buffer_full = sum(NTPROF_LOSS_RINGBUF_FULL);
-  out.inflight_table_full = sum(NTPROF_LOSS_INFLIGHT_FULL);
-  out.socket_table_full = sum(NTPROF_LOSS_SOCKET_TABLE_FULL);
-  out.completion_missed = sum(NTPROF_LOSS_COMPLETION_MISSED);
+  }
+  uint64_t total[NTPROF_LOSS_CAUSES] = {};
+  for (uint32_t i = 0; i < count; ++i) {
+    if (keys[i] >= NTPROF_LOSS_CAUSES) continue;
+    for (int cpu = 0; cpu < ncpu; ++cpu) total[keys[i]] += values[i * ncpu + cpu];
+  }
+  out.ring_buffer_full = total[NTPROF_LOSS_RINGBUF_FULL];
+  out.inflight_table_full = total[NTPROF_LOSS_INFLIGHT_FULL];
+  out.socket_table_full = total[NTPROF_LOSS_SOCKET_TABLE_FULL];
+  out.completion_missed = total[NTPROF_LOSS_COMPLETION_MISSED];
+  return out;
+}
+
+uint64_t AgentEngine::ReadNestedProbeMisses() const {
+  uint64_t misses = 0;
   struct bpf_program* prog;
   bpf_object__for_each_program(prog, object_->object()) {
     int fd = bpf_program__fd(prog);
     if (fd < 0) continue;
     struct bpf_prog_info info = {};
     __u32 len = sizeof(info);
-    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) out.nested_probe_miss += info.recursion_misses;
+    if (bpf_obj_get_info_by_fd(fd, &info, &len) == 0) misses += info.recursion_misses;
   }
-  return out;
+  return misses;
 }
 
 std::map<uint32_t, std::string> AgentEngine::ReadSubsystemNames() const {

@@ -81,6 +81,10 @@ class AgentEngine {
   absl::StatusOr<int> Poll(int timeout_ms, const RecordCallback& on_record);
 
   KernelLosses ReadLosses() const;
+  // The losses the BPF side counts itself (every field but nested_probe_miss): one system call.
+  KernelLosses ReadCountedLosses() const;
+  // nested_probe_miss alone: one system call per program.
+  uint64_t ReadNestedProbeMisses() const;
   // Target: agent-local subsystem id -> NQN.
   std::map<uint32_t, std::string> ReadSubsystemNames() const;
   // Forgets sampled commands whose first stamp is older than before_mono_ns (they never completed:

@@ -28,9 +28,7 @@ void ConvertRecord(const ntprof_record& rec, const RecordIdentity& id, const std
   out.set_flags(rec.flags);
   out.set_status(rec.status);
   out.set_device(id.device);
-  const int stamps = StampCount(rec.role);
-  out.mutable_stamps()->Reserve(stamps);
-  for (int i = 0; i < stamps; ++i) out.add_stamps(rec.stamps[i]);
+  out.mutable_stamps()->Add(rec.stamps, rec.stamps + StampCount(rec.role));
   out.set_agent(agent);
 }
 
@@ -58,6 +56,8 @@ IdentityResolver::IdentityResolver(const SessionOptions& options, const AgentEng
 }
 
 void IdentityResolver::Refresh() {
+  resolved_.clear();
+  last_ = nullptr;
   if (!fabric_) return;
   if (options_.role == Role::kHost) {
     host_view_ = ReadNvmeHostView();
@@ -76,7 +76,24 @@ std::string IdentityResolver::DeviceName(uint32_t kernel_dev) {
   return name;
 }
 
-RecordIdentity IdentityResolver::Resolve(const ntprof_record& rec) {
+const RecordIdentity& IdentityResolver::Resolve(const ntprof_record& rec) {
+  const Names names{rec.dev, rec.ctrl, rec.subsys, rec.role};
+  if (last_ && last_->first == names) return last_->second;
+  if (auto it = resolved_.find(names); it != resolved_.end()) {
+    last_ = &*it;
+    return it->second;
+  }
+  bool found = true;
+  RecordIdentity id = Lookup(rec, &found);  // may Refresh
+  if (!found) {
+    unresolved_ = std::move(id);
+    return unresolved_;
+  }
+  last_ = &*resolved_.emplace(names, std::move(id)).first;
+  return last_->second;
+}
+
+RecordIdentity IdentityResolver::Lookup(const ntprof_record& rec, bool* found) {
   RecordIdentity id;
   id.device = DeviceName(rec.dev);
   if (!fabric_) return id;
@@ -89,6 +106,8 @@ RecordIdentity IdentityResolver::Resolve(const ntprof_record& rec) {
     if (c != host_view_.controllers.end()) {
       id.subsys_nqn = c->second.subsysnqn;
       id.cntlid = c->second.cntlid;
+    } else {
+      *found = false;
     }
     return id;
   }
@@ -98,7 +117,11 @@ RecordIdentity IdentityResolver::Resolve(const ntprof_record& rec) {
     Refresh();
     s = subsys_names_.find(rec.subsys);
   }
-  if (s != subsys_names_.end()) id.subsys_nqn = s->second;
+  if (s != subsys_names_.end()) {
+    id.subsys_nqn = s->second;
+  } else {
+    *found = false;
+  }
   return id;
 }
 

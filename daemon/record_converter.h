@@ -37,17 +37,33 @@ class IdentityResolver {
 
   // Re-reads sysfs / the subsystem map (every interval, and when a record names something new).
   void Refresh();
-  RecordIdentity Resolve(const ntprof_record& rec);
+  // Valid until the next Refresh or Resolve. What a record names (device, controller,
+  // subsystem) is looked up once and kept until the next Refresh: copying the NQN and device name
+  // out for every record cost more than converting it.
+  const RecordIdentity& Resolve(const ntprof_record& rec);
   const NvmeHostView& host_view() const { return host_view_; }
   std::string DeviceName(uint32_t kernel_dev);
 
  private:
+  // The fields of a record its identity depends on.
+  struct Names {
+    uint32_t dev, ctrl, subsys;
+    uint8_t role;
+    auto operator<=>(const Names&) const = default;
+  };
+  // Looks the names up; *found is false when a fabric record's controller or subsystem is still
+  // unknown (not kept: the next record looks again, after a Refresh).
+  RecordIdentity Lookup(const ntprof_record& rec, bool* found);
+
   SessionOptions options_;
   bool fabric_;  // commands name a subsystem and a controller (not a local block device)
   const AgentEngine* engine_;
   NvmeHostView host_view_;
   std::map<uint32_t, std::string> subsys_names_;
   std::map<uint32_t, std::string> device_names_;
+  std::map<Names, RecordIdentity> resolved_;  // since the last Refresh
+  const std::pair<const Names, RecordIdentity>* last_ = nullptr;  // in resolved_
+  RecordIdentity unresolved_;  // the last Resolve's when not kept
 };
 
 }  // namespace ntprof::agent

@@ -73,8 +73,9 @@ void Recorder::AddIntervalCounters(v1::RecordBatch& batch, uint64_t start_ns, ui
   // add up).
   std::map<std::string, v1::DeviceCounters> by_name;
   for (const auto& [dev, c] : counters_.Read()) {
-    v1::DeviceCounters& out = by_name[identity_.DeviceName(dev)];
-    out.set_device(identity_.DeviceName(dev));
+    std::string name = identity_.DeviceName(dev);
+    v1::DeviceCounters& out = by_name[name];
+    out.set_device(std::move(name));
     out.set_reads(out.reads() + c.reads);
     out.set_writes(out.writes() + c.writes);
     out.set_read_bytes(out.read_bytes() + c.read_bytes);
@@ -86,12 +87,12 @@ void Recorder::AddIntervalCounters(v1::RecordBatch& batch, uint64_t start_ns, ui
 }
 
 void Recorder::FillLosses(v1::LossCounters* l) const {
-  KernelLosses k = engine_->ReadLosses();
+  KernelLosses k = engine_->ReadCountedLosses();
   l->set_ring_buffer_full(k.ring_buffer_full);
   l->set_inflight_table_full(k.inflight_table_full);
   l->set_evicted_incomplete(evicted_);
   l->set_missing_stamp(missing_stamp_);
-  l->set_nested_probe_miss(k.nested_probe_miss);
+  l->set_nested_probe_miss(nested_probe_miss_);
   l->set_completion_missed(k.completion_missed);
   l->set_unfinished_at_stop(unfinished_at_stop_);
   l->set_socket_table_full(k.socket_table_full);
@@ -116,6 +117,10 @@ absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns
     present = UpdateWatchedDevices();
     next_rescan_ns_ = now_ns + kRescanEveryNs;
   }
+  if (now_ns >= next_nested_read_ns_) {
+    nested_probe_miss_ = engine_->ReadNestedProbeMisses();
+    next_nested_read_ns_ = now_ns + kNestedMissEveryNs;
+  }
   if (now_ns >= next_sweep_ns_) {
     evicted_ += engine_->SweepInflight(now_ns - kEvictAfterNs, [](const ntprof_record&) {});
     next_sweep_ns_ = now_ns + kSweepEveryNs;
@@ -129,7 +134,10 @@ absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns
 // kStopWaitMs), then stop the hooks, drain what they produced, count the sampled commands still in
 // flight (each runs past the stop, or is one whose completion the kernel never reported).
 void Recorder::Stop(bool drain, v1::RecordBatch& batch) {
-  if (!drain) return;
+  if (!drain) {
+    nested_probe_miss_ = engine_->ReadNestedProbeMisses();  // exact in the trailer
+    return;
+  }
   engine_->StopSampling(kStopWaitMs);
   engine_->DetachHooks();
   const RecordCallback on_record = AddTo(batch);
@@ -138,6 +146,7 @@ void Recorder::Stop(bool drain, v1::RecordBatch& batch) {
     if (!polled.ok() || *polled == 0) break;
   }
   unfinished_at_stop_ = engine_->SweepInflight(UINT64_MAX, [](const ntprof_record&) {});
+  nested_probe_miss_ = engine_->ReadNestedProbeMisses();  // exact in the last batch and the trailer
 }
 
 absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,

@@ -35,6 +35,10 @@ inline constexpr uint64_t kEvictAfterNs = 30ull * 1000 * 1000 * 1000;
 // How often the in-flight tables are swept for such commands. A sweep reads every slot's key
 // (16,384 slots, 3 MiB of table): once a second it was a third of an idle agent's CPU.
 inline constexpr uint64_t kSweepEveryNs = 10ull * 1000 * 1000 * 1000;
+// How often the programs' nested-call misses (nested_probe_miss) are re-read between intervals: a
+// system call per program (a dozen) every interval was most of an idle agent's system calls. The
+// end of a recording reads them exactly.
+inline constexpr uint64_t kNestedMissEveryNs = 10ull * 1000 * 1000 * 1000;
 // Devices are re-read on a kernel device event, and at least this often in case an
 // event was missed (every interval when the events cannot be listened to).
 inline constexpr uint64_t kRescanEveryNs = 30ull * 1000 * 1000 * 1000;
@@ -86,6 +90,8 @@ class Recorder : private RecordSource {
   std::optional<DeviceEvents> device_events_;
   uint64_t next_rescan_ns_ = 0;
   uint64_t unfinished_at_stop_ = 0;
+  uint64_t nested_probe_miss_ = 0;  // as last read
+  uint64_t next_nested_read_ns_ = 0;
   uint64_t missing_stamp_ = 0;
   uint64_t records_ = 0;
 };

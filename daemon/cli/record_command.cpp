@@ -95,7 +95,9 @@ int RunRecord(const RecordArgs& a) {
       std::cerr << "  missing optional hook " << m << ": its component is absent\n";
   }
 
-  IntervalSummary summary(a.sample_rate);
+  // One side recorded alone: the scope of every interval is known before its first record.
+  IntervalSummary summary(a.sample_rate, o.session.role == agent::Role::kHost ? Scope::kHostOnly
+                                                                              : Scope::kTargetOnly);
   uint64_t total = 0;
   auto on_interval = [&](const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end) {
     total += batch.records_size();

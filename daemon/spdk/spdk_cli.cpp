@@ -129,7 +129,9 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
               << ", 1 command in " << req.sample_rate << ", salt " << req.salt << " -> " << req.output
               << " (" << r.attached_processes() << " process(es) attached; watching for more)\n";
   }
-  IntervalSummary summary(req.sample_rate);
+  // One side recorded alone: the scope of every interval is known before its first record.
+  IntervalSummary summary(req.sample_rate,
+                          o.role == SpdkRole::kTarget ? Scope::kTargetOnly : Scope::kHostOnly);
   uint64_t total = 0;
   auto on_interval = [&](const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end) {
     total += batch.records_size();

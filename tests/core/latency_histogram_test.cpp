@@ -59,3 +59,25 @@ TEST_CASE("histogram_ranks_negative_durations_first", "[histogram]") {
   CHECK(h.Percentile(1) == -50);
   CHECK(h.mean() == Approx(250.0 / 3));
 }
+
+// The buckets are filled only when a series passes the exact limit, from the values kept until
+// then: whether a series got there by Add or by Merge (from either side's exact values or
+// buckets), its percentiles are the same.
+TEST_CASE("histogram_passing_the_exact_limit_by_merge_equals_adding_everything_to_one",
+          "[histogram]") {
+  std::mt19937_64 rng(11);
+  for (size_t left : {size_t{10}, LatencyHistogram::kExactLimit - 5, LatencyHistogram::kExactLimit + 7}) {
+    for (size_t right : {size_t{20}, LatencyHistogram::kExactLimit + 3}) {
+      LatencyHistogram a, b, all;
+      for (size_t i = 0; i < left + right; ++i) {
+        const int64_t v = static_cast<int64_t>(rng() % 3'000'000) - 1000;  // a few negatives
+        (i < left ? a : b).Add(v);
+        all.Add(v);
+      }
+      a.Merge(b);
+      CHECK(a.count() == all.count());
+      CHECK(a.negatives() == all.negatives());
+      for (double q : {0.01, 1.0, 50.0, 99.0, 99.9, 100.0}) CHECK(a.Percentile(q) == all.Percentile(q));
+    }
+  }
+}

@@ -324,6 +324,33 @@ TEST_CASE("interval_summary_prints_one_line_per_group_and_starts_afresh", "[inte
   CHECK(IntervalSummary::Lines(summary.Take(1'000'000'000)).empty());
 }
 
+// An agent knows its interval's scope before the first record (its role's side alone): the lines
+// are those of a summary whose first record decides it, local devices' commands included.
+TEST_CASE("interval_summary_with_its_scope_known_up_front_prints_the_same_lines", "[interval]") {
+  IntervalSummary deciding(10);
+  IntervalSummary known(10, Scope::kHostOnly);
+  for (int i = 0; i < 60; ++i) {
+    CommandTiming t = Tutorial(i);
+    auto host = MakeRecord(v1::ROLE_HOST, {.cid = static_cast<uint32_t>(i)},
+                           HostStamps(1000 + i, t.block_submit, t.driver_submit, 71'010,
+                                      t.driver_complete, t.block_complete),
+                           i % 3 == 0 ? "loop0" : "nvme0n1");
+    if (i % 3 == 0) host.set_transport(v1::TRANSPORT_LOCAL);  // the first record is local
+    if (i % 7 == 0) host.set_opcode(0x01);
+    deciding.Add(&host, nullptr);
+    known.Add(&host, nullptr);
+  }
+  v1::DeviceCounters counters;
+  counters.set_device("nvme0n1");
+  counters.set_reads(30);  // fewer than sampled x rate: the IOPS are estimated from the samples
+  counters.set_read_bytes(30 * 4096);
+  deciding.AddCounters(counters);
+  known.AddCounters(counters);
+  const auto lines = IntervalSummary::Lines(known.Take(2'000'000'000));
+  CHECK(lines.size() >= 3);
+  CHECK(lines == IntervalSummary::Lines(deciding.Take(2'000'000'000)));
+}
+
 TEST_CASE("report_refuses_pairs_whose_target_outlasts_the_host_and_says_so", "[report]") {
   // The target took 80 us of storage where the host waited for 50 us of it: the target's span is
   // longer than the host's H2..H3, so the halves cannot be one command (a target stamp in the
