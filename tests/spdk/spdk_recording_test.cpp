@@ -221,6 +221,22 @@ void CheckStage(const GroupReport& g, Stage s, double injected_us) {
   CHECK(p50_us == Approx(injected_us).epsilon(0.10));
 }
 
+// End to end sums four stages, and a command preempted in any one of them is late in the sum: on a
+// loaded machine more than half the commands are (p50 +16 % with every stage's p50 within 3 %). A
+// sleep only ever overshoots, so the fastest command is the one that shows the injected sum, and
+// no median may fall below it.
+void CheckEndToEnd(const GroupReport& g, double injected_us) {
+  const StageRow* row = FindStage(g, Stage::kEndToEnd);
+  INFO(g.name << " end to end");
+  REQUIRE(row != nullptr);
+  const double min_us = row->dist.min_ns / 1000.0, p50_us = row->dist.p50_ns / 1000.0;
+  std::printf("  %-28s %-14s injected %6.0f us  min %8.1f us (%+.1f %%)  p50 %8.1f us\n",
+              g.name.c_str(), "end_to_end", injected_us, min_us,
+              100.0 * (min_us - injected_us) / injected_us, p50_us);
+  CHECK(min_us == Approx(injected_us).epsilon(0.10));
+  CHECK(p50_us >= injected_us * 0.99);
+}
+
 void RunPipeline(const std::string& transport) {
   SkipUnlessAble();
   TempDir dir;
@@ -293,8 +309,8 @@ void RunPipeline(const std::string& transport) {
     CheckStage(g, Stage::kNetwork, 2 * kWire);
     CheckStage(g, Stage::kTargetDriver, kRecv + kSubmit + kRespond + kSend);
     CheckStage(g, Stage::kStorage, kStorage);
-    CheckStage(g, Stage::kEndToEnd, kHostSubmit + kHostComplete + 2 * kWire + kRecv + kSubmit +
-                                         kRespond + kSend + kStorage);
+    CheckEndToEnd(g, kHostSubmit + kHostComplete + 2 * kWire + kRecv + kSubmit + kRespond + kSend +
+                         kStorage);
   }
 }
 
