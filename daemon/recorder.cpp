@@ -1,5 +1,7 @@
 #include "recorder.h"
 
+#include <algorithm>
+
 #include "host_identity.h"
 #include "monotonic_clock.h"
 #include "transports.h"
@@ -70,20 +72,31 @@ absl::StatusOr<bool> Recorder::UpdateWatchedDevices() {
 
 void Recorder::AddIntervalCounters(v1::RecordBatch& batch, uint64_t start_ns, uint64_t now_ns) {
   // What completed since the last interval, per device name (the paths of a multipath namespace
-  // add up).
-  std::map<std::string, v1::DeviceCounters> by_name;
+  // add up), in name order. Built in the batch itself: a map of counters on the heap, copied in
+  // afterwards, was a third of an idle interval's work.
+  auto& counters = *batch.mutable_counters();
+  const int first = counters.size();
   for (const auto& [dev, c] : counters_.Read()) {
     std::string name = identity_.DeviceName(dev);
-    v1::DeviceCounters& out = by_name[name];
-    out.set_device(std::move(name));
-    out.set_reads(out.reads() + c.reads);
-    out.set_writes(out.writes() + c.writes);
-    out.set_read_bytes(out.read_bytes() + c.read_bytes);
-    out.set_write_bytes(out.write_bytes() + c.write_bytes);
-    out.set_interval_start_ns(start_ns);
-    out.set_interval_end_ns(now_ns);
+    v1::DeviceCounters* out = nullptr;
+    for (int i = first; i < counters.size() && !out; ++i) {
+      if (counters.Get(i).device() == name) out = counters.Mutable(i);
+    }
+    if (!out) {
+      out = counters.Add();
+      out->set_device(std::move(name));
+      out->set_interval_start_ns(start_ns);
+      out->set_interval_end_ns(now_ns);
+    }
+    out->set_reads(out->reads() + c.reads);
+    out->set_writes(out->writes() + c.writes);
+    out->set_read_bytes(out->read_bytes() + c.read_bytes);
+    out->set_write_bytes(out->write_bytes() + c.write_bytes);
   }
-  for (auto& [name, c] : by_name) *batch.add_counters() = c;
+  std::sort(counters.pointer_begin() + first, counters.pointer_end(),
+            [](const v1::DeviceCounters* a, const v1::DeviceCounters* b) {
+              return a->device() < b->device();
+            });
 }
 
 void Recorder::FillLosses(v1::LossCounters* l) const {
