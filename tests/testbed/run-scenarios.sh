@@ -202,14 +202,20 @@ run_kernel_scenarios() {
     if [ -n "${NTPROF_SPDK_TREE:-}" ]; then
       scenario "mixed pair: SPDK nvmf_tgt (patched) in the target VM, the kernel NVMe/TCP host, each recorded by its own agent, joined" \
         "$repo/tests/testbed/spdk_mixed_scenarios.sh" "$NTPROF_SPDK_TREE" "$build/client/ntprofctl" tcp
-      # SPDK over soft-RoCE, both ways: opt-in (about 5 minutes each under emulation, beyond CI's
-      # budget); docs/spdk.md, "SPDK over NVMe/RDMA"
-      if [ "${NTPROF_SPDK_RDMA:-0}" = 1 ]; then
-        scenario "mixed pair over RDMA: SPDK nvmf_tgt (patched, hugepages) in the target VM, the kernel NVMe/RDMA host, joined" \
-          "$repo/tests/testbed/spdk_mixed_scenarios.sh" "$NTPROF_SPDK_TREE" "$build/client/ntprofctl" rdma
-        scenario "SPDK perf (patched, hugepages) as the NVMe/RDMA host in the host VM, the kernel nvmet-rdma target, joined, against the drive delay" \
-          "$repo/tests/testbed/spdk_host_rdma_scenarios.sh" "$NTPROF_SPDK_TREE" "$build/client/ntprofctl"
-      fi
+    fi
+    # SPDK over soft-RoCE, both ways, with each SPDK tree tests/run.sh built (v23.01.1, v25.09):
+    # opt-in (about 5 minutes each under emulation, beyond CI's budget); docs/spdk.md, "SPDK over
+    # NVMe/RDMA"
+    if [ "${NTPROF_SPDK_RDMA:-0}" = 1 ]; then
+      for spdk_tree in ${NTPROF_SPDK_TREE:-} ${NTPROF_SPDK25_TREE:-}; do
+        v=$(awk '$1 == "#define" && $2 ~ /^SPDK_VERSION_(MAJOR|MINOR|PATCH)$/ { n[$2] = $3 }
+            END { printf "%d.%02d", n["SPDK_VERSION_MAJOR"], n["SPDK_VERSION_MINOR"]
+                  if (n["SPDK_VERSION_PATCH"]) printf ".%d", n["SPDK_VERSION_PATCH"] }' "$spdk_tree/include/spdk/version.h")
+        scenario "mixed pair over RDMA: SPDK v$v nvmf_tgt (patched, hugepages) in the target VM, the kernel NVMe/RDMA host, joined" \
+          "$repo/tests/testbed/spdk_mixed_scenarios.sh" "$spdk_tree" "$build/client/ntprofctl" rdma
+        scenario "SPDK v$v perf (patched, hugepages) as the NVMe/RDMA host in the host VM, the kernel nvmet-rdma target, joined, against the drive delay" \
+          "$repo/tests/testbed/spdk_host_rdma_scenarios.sh" "$spdk_tree" "$build/client/ntprofctl"
+      done
     fi
     scenario "a user-space NVMe/TCP initiator (Python, plain sockets): host through libntprof_probe.so, target by the kernel agent, and the target agent alone" \
       "$repo/tests/testbed/userspace_initiator_scenarios.sh" "$build/client/ntprofctl" \

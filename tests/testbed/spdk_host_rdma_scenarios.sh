@@ -24,9 +24,12 @@ out=$NTPROF_TB_SHARE/out/$run guest_out=/mnt/host/out/$run
 log() { echo "[spdk-host-rdma] $*"; }
 mkdir -p "$out"
 
-stage_spdk host "$spdk" build/lib build/examples/perf
+# perf's path in the tree: build/examples/perf (v23.01.1), build/bin/spdk_nvme_perf (v23.05 on)
+perf=$("$repo/tests/spdk/real/build_spdk.sh" --perf "$spdk")
+perf=${perf#"$spdk"/}
+stage_spdk host "$spdk" build/lib "$perf"
 cleanup() {
-  "$tb" ssh host "pkill -9 -x perf" >/dev/null 2>&1 || true
+  "$tb" ssh host "pkill -9 -x ${perf##*/}" >/dev/null 2>&1 || true
   hugepages host 0 >/dev/null 2>&1 || true
   "$tb" set-drive-delay 0 >/dev/null 2>&1 || true
 }
@@ -42,10 +45,10 @@ for class in "read 4096" "write 4096" "read 131072" "write 131072"; do
   name=$1-$2
   start_agent target "$name-target" --role target --transport rdma
   # the binary is known before perf runs: the agent attaches when perf maps libspdk_nvme.so
-  start_agent host "$name-host" --spdk-host /opt/spdk/build/examples/perf
+  start_agent host "$name-host" --spdk-host /opt/spdk/$perf
   wait_ready "$name-target"
   wait_ready "$name-host"
-  "$tb" ssh host "LD_LIBRARY_PATH=/opt/spdk/build/lib /opt/spdk/build/examples/perf -c 0x1 -s 256 \
+  "$tb" ssh host "LD_LIBRARY_PATH=/opt/spdk/build/lib /opt/spdk/$perf -c 0x1 -s 256 \
       --iova-mode va -q 1 -o $2 -w $1 -t ${NTPROF_SPDK_HOST_SECONDS:-15} \
       -r 'trtype:RDMA adrfam:IPv4 traddr:$NTPROF_TB_TARGET_IP trsvcid:${NTPROF_TB_PORT_RDMA:-4421} subnqn:$nqn ns:1'" \
     >"$out/$name-perf.log" 2>&1 || { echo "perf failed:"; tail -20 "$out/$name-perf.log"; status=1; }
