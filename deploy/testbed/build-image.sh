@@ -99,10 +99,13 @@ PKGS="kmod iproute2 iputils-ping procps nvme-cli fio rdma-core ibverbs-utils ibv
       busybox-static dropbear-bin systemd systemd-sysv bpftrace bpftool strace less util-linux
       python3"   # python3: the user-space initiator test (tests/userspace/), SPDK's rpc.py
 # run-time libraries of real SPDK (tests/spdk/real, built on this machine against Debian's DPDK),
-# which the mixed-pair scenario runs in a VM
-PKGS="$PKGS libaio1 libbsd0 libfdt1 libnl-3-200 libnl-route-3-200 libnuma1 libuuid1 librte-bus-pci23
+# which the SPDK scenarios run in the VMs: v23.01.1's, and what v25.09 adds: librte-rcu23 (its
+# nvmf_tgt and spdk_nvme_perf link it) and openssl (its env init loads /usr/lib/ssl/openssl.cnf and
+# stops with "Failed to initialize OpenSSL" without it)
+PKGS="$PKGS openssl libaio1 libbsd0 libfdt1 libnl-3-200 libnl-route-3-200 libnuma1 libuuid1 librte-bus-pci23
       librte-eal23 librte-ethdev23 librte-kvargs23 librte-mbuf23 librte-mempool-ring23 librte-mempool23
-      librte-meter23 librte-net23 librte-pci23 librte-power23 librte-ring23 librte-telemetry23 librte-timer23"
+      librte-meter23 librte-net23 librte-pci23 librte-power23 librte-rcu23 librte-ring23 librte-telemetry23
+      librte-timer23"
 # run-time libraries of ntprofd / ntprofctl / ntprof-collector (built on this Debian 12 machine)
 PKGS="$PKGS libbpf1 libelf1 zlib1g libgrpc++1.51 libgrpc29 libprotobuf32 libspdlog1.10 libfmt9
       libabsl20220623 libstdc++6 libcap2 libssl3 libc-ares2 libre2-9"
