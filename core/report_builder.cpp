@@ -83,9 +83,7 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record* clock_side = scope_ == Scope::kTargetOnly ? target : host;
   // Every command of the device ran, matched or not, complete or not: all count for its span.
   if (clock_side) {
-    auto device = directions_.find(clock_side->device());
-    if (device == directions_.end()) device = directions_.try_emplace(clock_side->device()).first;
-    DirectionTotals& d = device->second[clock_side->opcode() == kWriteOpcode];
+    DirectionTotals& d = directions_[clock_side->device()][clock_side->opcode() == kWriteOpcode];
     d.span.Add(*clock_side);
     ++d.sampled.commands;
     d.sampled.bytes += clock_side->bytes();
