@@ -13,8 +13,9 @@
  *       CQE in the receive buffer qe->data). Read data was RDMA-written by the target before the
  *       response SEND on the same queue pair, so it is already in place: H3 is the whole reply
  *       (H_RESPONSE_RECEIVED = H3).
- *   H4  tracepoint nvme:nvme_complete_rq       (nvme_rdma completes a request once both its SEND
- *       and the response have completed)
+ *   H4  = H5: nvme_complete_rq ends the request in the same call chain (one program
+ *       run per I/O less; the status is read at H5). nvme_rdma completes a request once both
+ *       its SEND and the response have completed.
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
  *
  * Variants as in host_tcp.bpf.c: _fentry = BPF trampoline, _kprobe = kprobe.

@@ -12,7 +12,8 @@
  *       target's T0, so the network stage is never negative.
  *   H3  skb_copy_bits return: the first reply PDU header (C2HData for reads, the response capsule
  *       otherwise) complete in queue->pdu, the queue found by the skb's socket
- *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine);
+ *   H4  = H5: nvme_complete_rq ends the request in the same call chain (one program
+ *       run per I/O less; the status is read at H5)
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
  * Devices are namespace heads (nvme0n1) even with native multipath, where requests run on hidden
  * path disks that have no dev_t in sysfs.

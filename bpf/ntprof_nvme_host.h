@@ -5,7 +5,8 @@
  *
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
- *   H4  tracepoint nvme:nvme_complete_rq       (by struct request *, so R2T writes are fine);
+ *   H4  = H5: nvme_complete_rq ends the request in the same call chain (one program
+ *       run per I/O less; the status is read at H5)
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
  * and the (controller, qid, cid) -> request index through which the transport's hooks find a
  * command. Devices are namespace heads (nvme0n1) even with native multipath, where requests run
@@ -213,30 +214,26 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool
 NTPROF_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), rq,
 		       on_nvme_setup_cmd(rq, cmd, ntprof_typed))
 
-/* ---- H4: nvme_complete_rq ---- */
-static __always_inline int on_nvme_complete_rq(struct request *rq)
-{
-	struct nvme_request___ntprof *nreq = nvme_req_of(rq);
-	struct ntprof_record *rec = host_lookup_request(rq); /* an unsampled command: this lookup only */
-
-	if (!rec)
-		return 0;
-	rec->stamps[NTPROF_H4_DRIVER_DONE] = bpf_ktime_get_ns();
-	rec->status = BPF_CORE_READ(nreq, status);
-	if (rec->status)
-		rec->flags |= NTPROF_F_ERROR;
-	return 0;
-}
-
-NTPROF_TRACEPOINT_HOOK(nvme_complete_rq, (struct request *rq), rq, on_nvme_complete_rq(rq))
-
-/* ---- H5: block_rq_complete, emit ---- */
+/* ---- H4, H5: block_rq_complete, emit ----
+ * nvme_complete_rq, where nvme:nvme_complete_rq fires, ends a completed request in the same call
+ * chain with no queue between (nvme_end_req -> blk_mq_end_request -> blk_update_request, where
+ * block:block_rq_complete fires): a few hundred instructions, no wait. One program there instead
+ * of two saves a program run per I/O, every I/O (docs/overhead.md, "The second cut"), so H4 is
+ * stamped here with H5 and the status is read here: nvme_req(rq)->status is still the CQE's
+ * (a failover ends the path's request with the path error in it; a retry requeues the request
+ * without this tracepoint and is stamped afresh at H1). */
 static __always_inline int on_block_rq_complete(struct request *rq)
 {
 	struct ntprof_record *rec = host_block_done(rq);
+	struct nvme_request___ntprof *nreq;
 
 	if (!rec)
 		return 0;
+	rec->stamps[NTPROF_H4_DRIVER_DONE] = rec->stamps[NTPROF_H5_BLOCK_DONE];
+	nreq = nvme_req_of(rq);
+	rec->status = BPF_CORE_READ(nreq, status);
+	if (rec->status)
+		rec->flags |= NTPROF_F_ERROR;
 	ntprof_emit(rec);
 	host_unindex_cid(rec);
 	host_forget_request(rq);

@@ -218,7 +218,8 @@ NTPROF_ENTRY_HOOK(nvmet_bdev_execute_rw, (struct nvmet_req___ntprof *req),
 NTPROF_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req),
 		  on_backend_submit(req, ntprof_typed))
 
-/* ---- drive issue / done: the request whose bio nvmet_bdev_execute_rw aimed (bi_private = req) ---- */
+/* ---- drive issue: the request whose bio nvmet_bdev_execute_rw aimed (bi_private = req); the
+ * drive's completion is stamped at T3 ---- */
 static __always_inline struct ntprof_record *target_lookup_rq(struct request *rq, bool typed)
 {
 	struct bio *bio;
@@ -240,20 +241,8 @@ static __always_inline int on_block_rq_issue(struct request *rq, bool typed)
 	return 0;
 }
 
-static __always_inline int on_block_rq_complete(struct request *rq, bool typed)
-{
-	struct ntprof_record *v = target_lookup_rq(rq, typed);
-
-	if (v)
-		v->stamps[NTPROF_T_DRIVE_DONE] = bpf_ktime_get_ns();
-	return 0;
-}
-
 NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq,
 		       on_block_rq_issue(rq, ntprof_typed))
-
-NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq), rq,
-		       on_block_rq_complete(rq, ntprof_typed))
 
 /* ---- T3: nvmet_req_complete ---- */
 static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req, bool typed);
@@ -273,6 +262,11 @@ static __always_inline int on_nvmet_req_complete(struct nvmet_req___ntprof *req,
 	now = bpf_ktime_get_ns();
 	v->stamps[NTPROF_T3_BACKEND_DONE] = now;
 	v->stamps[NTPROF_T4_RESPOND] = now;
+	/* The drive's completion ends the request in the same call chain that ends here
+	 * (blk_update_request -> bio_endio -> nvmet_bio_done -> nvmet_req_complete): no program
+	 * at block_rq_complete, one run per I/O less (docs/overhead.md, "The second cut"). */
+	if (v->stamps[NTPROF_T_DRIVE_ISSUE])
+		v->stamps[NTPROF_T_DRIVE_DONE] = now;
 	v->status = status;
 	if (status)
 		v->flags |= NTPROF_F_ERROR;

@@ -40,7 +40,7 @@ enum ntprof_host_stamp {
 	NTPROF_H1_DRIVER_SUBMIT = 1, /* nvme_setup_cmd */
 	NTPROF_H2_CAPSULE_SENT = 2,  /* command capsule handed to the socket / RDMA SEND posted */
 	NTPROF_H3_REPLY_RECEIVED = 3,/* first reply PDU header (TCP C2HData or response) / RDMA recv */
-	NTPROF_H4_DRIVER_DONE = 4,   /* nvme_complete_rq */
+	NTPROF_H4_DRIVER_DONE = 4,   /* kernel: = H5 (nvme_complete_rq, the same call chain) */
 	NTPROF_H5_BLOCK_DONE = 5,    /* block_rq_complete */
 	NTPROF_H_RESPONSE_RECEIVED = 6, /* response capsule header (TCP reads: after the data PDUs) */
 	NTPROF_H_R2T_RECEIVED = 7,   /* first R2T PDU header reached the host (TCP writes with R2T) */
@@ -57,7 +57,7 @@ enum ntprof_target_stamp {
 	NTPROF_T4_RESPOND = 4,          /* response queued by the target driver */
 	NTPROF_T5_REPLY_SENT = 5,       /* first reply PDU handed to the socket / RDMA SEND completed */
 	NTPROF_T_DRIVE_ISSUE = 6,       /* block_rq_issue on the backing device */
-	NTPROF_T_DRIVE_DONE = 7,        /* block_rq_complete on the backing device */
+	NTPROF_T_DRIVE_DONE = 7,        /* = T3: the drive's completion ends at nvmet_req_complete */
 	NTPROF_T_R2T_SENT = 8,          /* R2T PDU handed to the socket (TCP writes with R2T) */
 	NTPROF_T_DATA_RECEIVED = 9,     /* all host data received (TCP H2CData / RDMA READ done) */
 	NTPROF_T_XFER_POSTED = 10,      /* RDMA data transfer posted (WRITE for reads, READ for writes) */

@@ -164,7 +164,9 @@ void AddHostStages(const v1::Record& r, const HostHalf& h, CommandBreakdown* b) 
   if (has_block) {
     Set(b, Stage::kHostBlock, static_cast<int64_t>((h.h1 - h.h0) + (h.h5 - h.h4)));
     Set(b, Component::kHostBlockSubmit, Span(h.h0, h.h1));
-    Set(b, Component::kHostBlockComplete, Span(h.h4, h.h5));
+    // The kernel hosts stamp H4 at H5 (nvme_complete_rq ends the request in the same call
+    // chain): there is no block-layer completion of their own to show.
+    if (h.h4 != h.h5) Set(b, Component::kHostBlockComplete, Span(h.h4, h.h5));
   }
   Set(b, Stage::kHostDriver, static_cast<int64_t>(h.h2 - h.h1) + static_cast<int64_t>(h.h4 - h.h3) +
                                  h.r2t_turnaround - h.read_data);
@@ -203,7 +205,8 @@ void AddTargetStages(const v1::Record& r, const TargetHalf& t, CommandBreakdown*
   if (issue != 0 && done != 0) {
     Set(b, Component::kTargetBlockSubmit, Span(t.t2, issue));
     Set(b, Component::kDrive, Span(issue, done));
-    Set(b, Component::kTargetBlockComplete, Span(done, t.t3));
+    // The kernel targets stamp the drive's completion at T3 (the same call chain ends there).
+    if (done != t.t3) Set(b, Component::kTargetBlockComplete, Span(done, t.t3));
   }
 }
 

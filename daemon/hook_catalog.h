@@ -63,8 +63,8 @@ HookSpec FunctionHook(std::string name, std::string module, std::string types_mo
 // The hooks every kernel transport shares; `hint` is what to do when its driver is not loaded.
 // nvme_core and the block layer: H0/H1 (and the sampling decision) of every host transport ...
 HookSpec SetupCmdHook(const char* hint);
-// ... and its H4, H5 (the record is emitted at H5).
-std::vector<HookSpec> HostCompletionHooks(const char* hint);
+// ... and its H4 and H5, both stamped at block_rq_complete (the record is emitted there).
+HookSpec HostCompletionHook();
 // nvmet core and the backing device: T1 (where every target transport takes its sampling
 // decision), T2, T3 and the drive stamps.
 std::vector<HookSpec> NvmetCoreHooks(const char* hint);

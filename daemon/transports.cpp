@@ -84,7 +84,7 @@ std::vector<HookSpec> HostTcpHooks() {
     hooks.push_back(std::move(h));
   hooks.push_back(FunctionHook("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED",
                                true, true, kNvmeTcpHint));
-  for (HookSpec& h : HostCompletionHooks(kNvmeTcpHint)) hooks.push_back(std::move(h));
+  hooks.push_back(HostCompletionHook());
   return hooks;
 }
 
@@ -106,15 +106,14 @@ constexpr const char* kNvmetRdmaHint =
     "run modprobe nvmet-rdma and configure an RDMA port in /sys/kernel/config/nvmet";
 
 std::vector<HookSpec> HostRdmaHooks() {
-  std::vector<HookSpec> hooks = {
+  return {
       SetupCmdHook(kNvmeRdmaHint),
       FunctionHook("nvme_rdma_post_send", "nvme_rdma", "nvme_rdma",
                    "H2 (command capsule SEND posted)", true, false, kNvmeRdmaHint),
       FunctionHook("nvme_rdma_recv_done", "nvme_rdma", "nvme_rdma",
                    "H3 (response capsule received)", true, false, kNvmeRdmaHint),
+      HostCompletionHook(),
   };
-  for (HookSpec& h : HostCompletionHooks(kNvmeRdmaHint)) hooks.push_back(std::move(h));
-  return hooks;
 }
 
 std::vector<HookSpec> TargetRdmaHooks() {

@@ -34,8 +34,8 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   CHECK(host.CheckRequired().ok());
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
-  CHECK(Chosen(host, "nvme_complete_rq") == "tp_btf");
   CHECK(Chosen(host, "block_rq_complete") == "tp_btf");
+  CHECK_FALSE(Planned(host, "nvme_complete_rq"));  // H4 is stamped at H5 (ntprof_nvme_host.h)
   CHECK(Chosen(host, "kernel_sendpage") == "fentry");  // the host stamps sends at entry only
   CHECK(Chosen(host, "skb_copy_bits") == "fexit");  // its queue from the skb's socket
   CHECK_FALSE(Planned(host, "nvme_tcp_recv_skb"));
@@ -48,6 +48,7 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
   CHECK_FALSE(Planned(target, "nvmet_tcp_queue_response"));  // T4 is T3 (ntprof_nvmet_target.h)
   CHECK(Chosen(target, "block_rq_issue") == "tp_btf");
+  CHECK_FALSE(Planned(target, "block_rq_complete"));  // the drive's done is stamped at T3
 }
 
 TEST_CASE("chosen_variant_programs_are_the_only_ones_loaded") {
@@ -213,7 +214,6 @@ TEST_CASE("rdma_plans_use_the_nvme_rdma_and_nvmet_rdma_hooks") {
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
   CHECK(Chosen(host, "nvme_rdma_post_send") == "fentry");
   CHECK(Chosen(host, "nvme_rdma_recv_done") == "fentry");
-  CHECK(Chosen(host, "nvme_complete_rq") == "tp_btf");
   CHECK(Chosen(host, "block_rq_complete") == "tp_btf");
   CHECK(host.MissingOptional().empty());
   std::vector<std::string> progs = host.ChosenPrograms();

@@ -54,6 +54,29 @@ TEST_CASE("kernel_target_t0_at_t1_and_t4_at_t3_have_no_receive_or_respond_compon
   CHECK(StageOf(*b, Stage::kNetwork) == 71'010 - (500 + 60'000 + 510));
 }
 
+TEST_CASE("kernel_stamps_shared_by_one_call_chain_show_no_completion_component_of_their_own",
+          "[stage_model]") {
+  // The kernel host stamps H4 at H5 and the kernel target the drive's completion at T3: one
+  // program per call chain. The block-layer completions are then not shown as zero-length parts;
+  // the host block stage is its submission, the drive component runs to T3.
+  auto hs = HostStamps(1'000'000, 300, 800, 71'010, 470, 0);
+  auto ts = TargetStamps(5'000'000'000, 0, 500, 60'000, 0, 510);
+  ts[NTPROF_T_DRIVE_ISSUE] = ts[NTPROF_T2_BACKEND_SUBMIT] + 1'000;
+  ts[NTPROF_T_DRIVE_DONE] = ts[NTPROF_T3_BACKEND_DONE];
+  auto host = MakeRecord(v1::ROLE_HOST, {}, hs, "nvme0n1");
+  auto target = MakeRecord(v1::ROLE_TARGET, {}, ts, "nullb0");
+  auto b = BreakDown(&host, &target);
+  REQUIRE(b.has_value());
+  CHECK(StageOf(*b, Stage::kHostBlock) == 300);
+  CHECK(ComponentOf(*b, Component::kHostBlockSubmit) == 300);
+  CHECK_FALSE(b->component(Component::kHostBlockComplete).has_value());
+  CHECK(ComponentOf(*b, Component::kHostDriverComplete) == 470);
+  CHECK(ComponentOf(*b, Component::kTargetBlockSubmit) == 1'000);
+  CHECK(ComponentOf(*b, Component::kDrive) == 59'000);
+  CHECK_FALSE(b->component(Component::kTargetBlockComplete).has_value());
+  CHECK(StageOf(*b, Stage::kStorage) == 60'000);
+}
+
 TEST_CASE("stages_sum_to_end_to_end", "[stage_model]") {
   for (uint64_t wait : {61'010u, 70'000u, 200'000u}) {
     auto host = MakeRecord(v1::ROLE_HOST, {}, HostStamps(10, 1, 2, wait, 4, 5), "nvme0n1");
