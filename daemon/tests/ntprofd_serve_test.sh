@@ -180,12 +180,13 @@ def mix(x):
     x ^= x >> 30; x = (x * 0xbf58476d1ce4e5b9) & M
     x ^= x >> 27; x = (x * 0x94d049bb133111eb) & M
     return x ^ (x >> 31)
+def rotl(x, r):
+    return ((x << r) | (x >> (64 - r))) & M
 def kept(opcode, slba, nlb, salt, n):
-    h = mix(salt ^ 0x6e7470726f66)
-    h = mix(h ^ slba)
-    h = mix(h ^ nlb)  # nsid 0 << 32
-    h = mix(h ^ (opcode << 16))  # cid 0
-    return h <= M // n
+    h = mix(salt ^ 0x6e7470726f66) ^ slba
+    h ^= rotl(nlb, 21)  # nsid 0 << 32
+    h ^= rotl(opcode << 16, 42)  # cid 0
+    return mix(h) <= M // n
 salt = int(sys.argv[1])
 def issued(reads, writes, first):  # do_io: 4 KiB = 8 sectors, nlb 7; reads then writes
     return [(2, (first + i) * 8) for i in range(reads)] + \
