@@ -190,12 +190,14 @@ def configuration(args, transport, dev, config, share, ntprofctl, hook_names):
     return runs
 
 
-def prepare_bed(transports):
+def prepare_bed(transports, build):
     """The running bed's share folder and the host's device per transport, with the guest half of
-    the benchmarks copied in and no agent left from an earlier, interrupted run."""
+    the benchmarks and this build's agent copied in (the bed keeps the binaries of its `up`, which
+    may be older than the build) and no agent left from an earlier, interrupted run."""
     env = dict(line.split("=", 1) for line in tb("env").split() if "=" in line)
     share = env.get("NTPROF_TB_SHARE", "").strip("'\"")
-    tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"))
+    tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"),
+       os.path.join(build, "daemon", "ntprofd"), os.path.join(build, "client", "ntprofctl"))
     for role in ROLES:
         guest(role, "stop")
     return share, {t: tb("dev", "--transport", t).strip() for t in transports}
@@ -421,7 +423,7 @@ def main():
         print(summarize(runs, args))
         return
     ntprofctl = os.path.join(args.build, "client", "ntprofctl")
-    share, devs = prepare_bed(args.transports)
+    share, devs = prepare_bed(args.transports, args.build)
     if args.floor:
         tb("share", os.path.join(args.build, "tests", "empty_hooks"))
     if args.baseline_ntprofd:
