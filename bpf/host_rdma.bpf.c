@@ -61,7 +61,7 @@ static __always_inline int on_nvme_rdma_post_send(void *qe, __u32 num_sge)
 	return 0;
 }
 
-NTPROF_ENTRY_HOOK(nvme_rdma_post_send, (void *queue, void *qe, void *sge, __u32 num_sge),
+NTPROF_STAMPING_ENTRY_HOOK(nvme_rdma_post_send, (void *queue, void *qe, void *sge, __u32 num_sge),
 		  on_nvme_rdma_post_send(qe, num_sge))
 
 /* ---- H3: the response capsule is received ---- */

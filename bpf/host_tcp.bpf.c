@@ -214,12 +214,9 @@ static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int 
 		rec->stamps[NTPROF_H_RESPONSE_RECEIVED] = now;
 }
 
-SEC("fexit/skb_copy_bits")
-int BPF_PROG(skb_copy_bits_fexit, struct sk_buff *skb, int offset, void *to, int len, int ret)
-{
-	on_skb_copy_bits(skb, to, len, ret, true);
-	return 0;
-}
+NTPROF_STAMPING_PROG(skb_copy_bits_fexit, "fexit/skb_copy_bits", true,
+		     (struct sk_buff *skb, int offset, void *to, int len, int ret), 1,
+		     ({ on_skb_copy_bits(skb, to, len, ret, true); 0; }))
 
 SEC("kprobe/skb_copy_bits")
 int BPF_KPROBE(skb_copy_bits_kprobe, struct sk_buff *skb, int offset, void *to, int len)

@@ -69,5 +69,5 @@ static __always_inline int on_block_rq_complete(struct request *rq, int error)
 NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq,
 		       on_block_rq_issue(rq, ntprof_typed))
 
-NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
+NTPROF_STAMPING_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
 		       rq, on_block_rq_complete(rq, error))

@@ -240,7 +240,7 @@ static __always_inline int on_block_rq_complete(struct request *rq)
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
+NTPROF_STAMPING_TRACEPOINT_HOOK(block_rq_complete, (struct request *rq, int error, unsigned int nr_bytes),
 		       rq, on_block_rq_complete(rq))
 
 #endif /* NTPROF_NVME_HOST_H */

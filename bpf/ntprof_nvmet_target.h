@@ -212,10 +212,10 @@ static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req, boo
 	return 0;
 }
 
-NTPROF_ENTRY_HOOK(nvmet_bdev_execute_rw, (struct nvmet_req___ntprof *req),
+NTPROF_STAMPING_ENTRY_HOOK(nvmet_bdev_execute_rw, (struct nvmet_req___ntprof *req),
 		  on_backend_submit(req, ntprof_typed))
 
-NTPROF_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req),
+NTPROF_STAMPING_ENTRY_HOOK(nvmet_file_execute_rw, (struct nvmet_req___ntprof *req),
 		  on_backend_submit(req, ntprof_typed))
 
 /* ---- drive issue: the request whose bio nvmet_bdev_execute_rw aimed (bi_private = req); the
@@ -241,7 +241,7 @@ static __always_inline int on_block_rq_issue(struct request *rq, bool typed)
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq,
+NTPROF_STAMPING_TRACEPOINT_HOOK(block_rq_issue, (struct request *rq), rq,
 		       on_block_rq_issue(rq, ntprof_typed))
 
 /* ---- T3: nvmet_req_complete ---- */
@@ -284,10 +284,10 @@ static __always_inline __u16 cqe_status(struct nvmet_req___ntprof *req, bool typ
 	return raw >> 1;
 }
 
-NTPROF_TRACEPOINT_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req), req,
+NTPROF_STAMPING_TRACEPOINT_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req), req,
 		       on_nvmet_req_complete(req, -1, ntprof_typed))
 
-NTPROF_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 status),
+NTPROF_STAMPING_ENTRY_HOOK(nvmet_req_complete, (struct nvmet_req___ntprof *req, __u16 status),
 		on_nvmet_req_complete(req, status, ntprof_typed))
 
 #endif /* NTPROF_NVMET_TARGET_H */

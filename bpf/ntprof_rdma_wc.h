@@ -18,6 +18,6 @@
 /* The fentry and kprobe variants (<fn>_fentry, <fn>_kprobe) of a hook on the completion handler
  * fn, both calling handler(struct ib_wc___ntprof *wc, bool typed). */
 #define NTPROF_WC_HOOK(fn, handler) \
-	NTPROF_ENTRY_HOOK(fn, (void *cq, struct ib_wc___ntprof *wc), handler(wc, ntprof_typed))
+	NTPROF_STAMPING_ENTRY_HOOK(fn, (void *cq, struct ib_wc___ntprof *wc), handler(wc, ntprof_typed))
 
 #endif /* NTPROF_RDMA_WC_H */

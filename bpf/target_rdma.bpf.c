@@ -77,7 +77,7 @@ static __always_inline int on_rdma_rw_ctx_post(void *cqe)
 	return 0;
 }
 
-NTPROF_ENTRY_HOOK(rdma_rw_ctx_post,
+NTPROF_STAMPING_ENTRY_HOOK(rdma_rw_ctx_post,
 		  (void *rw_ctx, void *qp, __u32 port_num, void *cqe, void *chain_wr),
 		  on_rdma_rw_ctx_post(cqe))
 
