@@ -15,10 +15,10 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$repo/build}
 tb=$repo/deploy/testbed/tb
-# measured 639-658 (host) / 640-643 (target) after the second cut (docs/overhead.md, NVMe/TCP, QD1
+# measured 577-584 (host) / 566-567 (target) after the second cut (docs/overhead.md, NVMe/TCP, QD1
 # and QD16, 1 in 100) plus a margin of about 10 %: one more program run per I/O (80-100) fails it
-bound_host=${NTPROF_INSN_BOUND_HOST:-720}
-bound_target=${NTPROF_INSN_BOUND_TARGET:-705}
+bound_host=${NTPROF_INSN_BOUND_HOST:-640}
+bound_target=${NTPROF_INSN_BOUND_TARGET:-625}
 export NTPROF_BUILD_DIR=$build
 export NTPROF_TESTBED_DIR=${NTPROF_INSN_TESTBED_DIR:-$build/testbed-insn}
 export NTPROF_TB_PORT_BASE=${NTPROF_INSN_TB_PORT_BASE:-22700}
