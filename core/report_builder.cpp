@@ -33,10 +33,9 @@ std::string SizeName(uint64_t bytes) {
 
 namespace {
 
-// The device counters count reads and writes; every other opcode is counted as a read.
-constexpr uint32_t kWriteOpcode = 0x01;
-std::string Direction(const std::string& op) { return op == "write" ? "write" : "read"; }
-bool IsWrite(const std::string& direction) { return direction == "write"; }
+// The device counters count reads and writes; every other opcode is counted as a read. The one
+// place that says which.
+bool CountedAsWrite(uint32_t opcode) { return opcode == 0x01; }
 
 int64_t StartOf(const v1::Record& r) { return static_cast<int64_t>(EarliestStamp(r)); }
 
@@ -83,7 +82,7 @@ void ReportBuilder::Add(const v1::Record* host, const v1::Record* target) {
   const v1::Record* clock_side = scope_ == Scope::kTargetOnly ? target : host;
   // Every command of the device ran, matched or not, complete or not: all count for its span.
   if (clock_side) {
-    DirectionTotals& d = directions_[clock_side->device()][clock_side->opcode() == kWriteOpcode];
+    DirectionTotals& d = directions_[clock_side->device()][CountedAsWrite(clock_side->opcode())];
     d.span.Add(*clock_side);
     ++d.sampled.commands;
     d.sampled.bytes += clock_side->bytes();
@@ -136,6 +135,7 @@ ReportBuilder::Group& ReportBuilder::GroupOf(const v1::Record& identity, Scope s
   if (g.op.empty()) {
     g.scope = scope;
     g.op = OpName(identity.opcode());
+    g.counted_as_write = CountedAsWrite(identity.opcode());
     g.bytes = identity.bytes();
     g.device = identity.device();
   }
@@ -204,10 +204,9 @@ void AddNegativeNotes(const GroupReport& g, std::vector<std::string>* notes) {
 }  // namespace
 
 Throughput ReportBuilder::ThroughputOf(const DeviceTotals& counted, const std::string& device,
-                                      const std::string& direction, const SampledTotals* sampled,
+                                      bool write, const SampledTotals* sampled,
                                       double seconds, uint32_t sample_rate) const {
-  const bool write = IsWrite(direction);
-  Throughput t{device, direction, (write ? counted.writes : counted.reads) / seconds,
+  Throughput t{device, write ? "write" : "read", (write ? counted.writes : counted.reads) / seconds,
                (write ? counted.write_bytes : counted.read_bytes) / seconds, seconds, {}};
   const uint64_t block_counted = write ? counted.writes : counted.reads;
   // Every sampled command is a command the device completed: fewer counted means the block
@@ -278,14 +277,13 @@ Report ReportBuilder::Build(uint32_t sample_rate, int64_t span_ns, const JoinSta
       gr.components.push_back(ComponentRow{component, ComponentStage(component), Summarize(h),
                                            CommandsInFlight(h, sample_rate, qd_span_ns)});
     }
-    const std::string direction = Direction(g.op);
     const auto by_device = directions_.find(g.device);
     const DirectionTotals* sampled =
-        by_device == directions_.end() ? nullptr : &by_device->second[IsWrite(direction)];
+        by_device == directions_.end() ? nullptr : &by_device->second[g.counted_as_write];
     int64_t throughput_span_ns = span_ns;
     if (rates == RateSpan::kIo) throughput_span_ns = sampled ? sampled->span.LongestNs() : 0;
     if (auto d = devices_.find(g.device); d != devices_.end() && throughput_span_ns > 0) {
-      gr.throughput = ThroughputOf(d->second, g.device, direction,
+      gr.throughput = ThroughputOf(d->second, g.device, g.counted_as_write,
                                    sampled ? &sampled->sampled : nullptr,
                                    Seconds(throughput_span_ns), sample_rate);
     }

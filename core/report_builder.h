@@ -60,6 +60,7 @@ class ReportBuilder {
     // target side, and are complete without one).
     Scope scope = Scope::kJoined;
     std::string op;
+    bool counted_as_write = false;  // by the device counters (every opcode but write is a read)
     uint32_t bytes = 0;
     std::string device;
     v1::Stack host_stack = v1::STACK_KERNEL;
@@ -87,7 +88,7 @@ class ReportBuilder {
   // A group's throughput from the device's counters, or estimated from the sampled commands when
   // the counters missed some of them.
   Throughput ThroughputOf(const DeviceTotals& counted, const std::string& device,
-                          const std::string& direction, const SampledTotals* sampled,
+                          bool write, const SampledTotals* sampled,
                           double seconds, uint32_t sample_rate) const;
   // The group of a record's identity half (created on its first record).
   Group& GroupOf(const v1::Record& identity, Scope scope);
