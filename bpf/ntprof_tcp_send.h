@@ -56,7 +56,7 @@ static __always_inline __u64 ntprof_msg_first_byte(struct msghdr *msg)
 /* Entry of a send call on sock (fentry, and kprobe): first_byte is evaluated only while a sampled
  * command is in flight. */
 #define NTPROF_TCP_SEND_HOOK(fn, params, first_byte)                                   \
-	NTPROF_STAMPING_ENTRY_HOOK(fn, params,                                                  \
+	NTPROF_STAMPING_ENTRY_HOOK(fn, params,                                         \
 			  ({                                                           \
 				  if (!ntprof_nothing_sampled_in_flight())             \
 					  tcp_send_begins(sock, (first_byte),          \

@@ -17,9 +17,10 @@
  *       .data_pdu, .r2t_pdu), noted at T1. Entry, not return: nothing of the reply can reach the
  *       host earlier, so the network stage is never negative.
  *   components: drive issue (block_rq_issue of the request whose bio carries the nvmet_req) and
- *   done (= T3, the same call chain), R2T PDU handed to TCP (entry), all H2CData received (T_DATA_RECEIVED = T2: the
- *   read of the last byte submits the command to the backend), the command's last PDU (the
- *   response capsule, or a C2HData that carries the success flag) handed to TCP (T_RESPONSE_SENT,
+ *   done (= T3, the same call chain), R2T PDU handed to TCP (entry), all H2CData received
+ *   (T_DATA_RECEIVED = T2: the read of the last byte submits the command to the backend), the
+ *   command's last PDU (the response capsule, or a C2HData that carries the success flag) handed
+ *   to TCP (T_RESPONSE_SENT,
  *   entry of the call that began it: nothing of the command is stamped after it, so the record is
  *   emitted there and no send call needs a program at its return).
  * No program watches the socket reads: T0 is T1, and T_DATA_RECEIVED is T2.
