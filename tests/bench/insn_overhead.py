@@ -9,12 +9,14 @@ tens of percent.
 
 Per transport and queue depth, in alternating rounds (the order rotates), with no agent and with
 ntprofd recording on both the host and the target at each rate (0 = every hook attached, nothing
-sampled; 100; 1): fio reads a fixed number of 4 KiB blocks (--number_ios), and each VM's count
-across the ssh call that runs it is taken. The same call with a single read, three times
-(--one-read-runs), gives
-what fio's start-up and the ssh around it cost; the median of those is subtracted:
+sampled; 100; 1): fio reads 4 KiB blocks on the host VM without end, and the counts are taken in a
+window inside that one run. At each edge of the window fio is stopped (SIGSTOP), the reads it had
+in flight complete, and both VMs' counts and the device's completed reads are taken while the VMs
+idle; then fio goes on. fio's start-up, the ssh that runs it and fio's exit stay outside:
 
-    instructions per I/O = (count of the N-read run - median count of the 1-read runs) / (N - 1)
+    instructions per I/O = (count at the window's end - count at its start) / reads in between
+
+The window is sized in reads (--ios) from the rate fio ran at during its warm-up (--warmup-ios).
 
 Prints, per role: instructions per I/O without agents and with them, the ratio with agents /
 without (median of the rounds' paired ratios, bootstrap 95 % interval) and the added instructions
@@ -23,7 +25,7 @@ and after the N-read run, mapped to the guest's /proc/kallsyms (BPF programs, BP
 the kernel functions that differ most, user space), with agents minus without in the same round.
 
   insn_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 3]
-                   [--ios 2000] [--warmup-ios 500] [--one-read-runs 3] [--split] [--json FILE]
+                   [--ios 5000] [--warmup-ios 500] [--split] [--json FILE]
                    [--summarize JSON]
                    [--baseline-ntprofd PATH [--baseline-rate 100] [--baseline-label NAME]]
                    [--max-added ROLE=N ...]
@@ -57,19 +59,58 @@ def insns(role, profile=None):
     return int(ao.tb(*args).strip().splitlines()[-1])
 
 
-def counted(fn, profiles=None):
-    """Runs fn() with the VMs otherwise idle; returns (fn's result, {role: instructions run}).
-    profiles: {role: (before_path, after_path)} to keep each VM's per-block counts too."""
+def counts(profiles=None):
+    """{role: the instructions its VM has run}, once the VMs idle (the plugin rewrites its count
+    every few ms). profiles: {role: path} to keep each VM's per-block counts too."""
     time.sleep(SETTLE_S)
-    before = {r: insns(r, profiles[r][0] if profiles else None) for r in ROLES}
-    result = fn()
-    time.sleep(SETTLE_S)
-    after = {r: insns(r, profiles[r][1] if profiles else None) for r in ROLES}
-    return result, {r: after[r] - before[r] for r in ROLES}
+    return {r: insns(r, profiles[r] if profiles else None) for r in ROLES}
 
 
-def fio_ios(dev, qd, n):
-    return json.loads(ao.guest("host", "fio-ios", dev, qd, n).strip().splitlines()[-1])
+class FioWindow:
+    """fio reading on the host VM until closed, stopped at will (overhead_guest.sh fio-window):
+    the window's edges are taken while it is stopped, from one open ssh session."""
+
+    def __init__(self, dev, qd):
+        self.proc = subprocess.Popen([ao.TB, "ssh", "host", f"{ao.GUEST} fio-window {dev} {qd}"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self._expect("ready")
+
+    def _expect(self, what=None):
+        line = self.proc.stdout.readline().strip()
+        if not line or (what and line != what):
+            raise RuntimeError(f"fio-window on the host: expected {what or 'a count'}, got "
+                               f"'{line}' (exit {self.proc.poll()})")
+        return line
+
+    def _say(self, command):
+        self.proc.stdin.write(command + "\n")
+        self.proc.stdin.flush()
+
+    def pause(self):
+        """Stops fio; returns the reads the device has completed, once none is in flight."""
+        self._say("pause")
+        return int(self._expect())
+
+    def resume(self):
+        self._say("resume")
+        self._expect("resumed")
+
+    def run_for(self, seconds):
+        """Lets fio go on this long, stops it again; returns the device's completed reads."""
+        self.resume()
+        time.sleep(seconds)
+        return self.pause()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self._say("stop")
+            self.proc.stdin.close()
+        except OSError:
+            pass  # the session is gone already; so is fio (its stdin closed)
+        self.proc.wait(timeout=60)
 
 
 # ---- where instructions go: per-block counts against the guest's symbols -----------------------
@@ -142,6 +183,11 @@ AGENT_BPF_SYSCALL = ("__x64_sys_bpf", "__sys_bpf", "__se_sys_bpf", "map_lookup_e
 # A loaded program's symbol: bpf_prog_<its 16-hex-digit tag>[_<its name>]
 BPF_PROGRAM = re.compile(r"bpf_prog_[0-9a-f]{16}(_|$)")
 AGENT_KERNEL = "agent's bpf() calls in the kernel"
+# What BPF's run-time calls around every program run: a trampoline's __bpf_prog_enter/exit and a
+# tracepoint's bpf_trace_run take an RCU read lock and pin the task to its CPU. Other kernel code
+# calls them too, but what they add with agents (with minus without) is the programs' brackets.
+BPF_RUN_BRACKET = ("migrate_enable", "migrate_disable", "__rcu_read_lock", "__rcu_read_unlock",
+                   "update_prog_stats")
 
 
 def kind(symbol):
@@ -156,6 +202,8 @@ def kind(symbol):
         return "BPF trampolines"
     if symbol.startswith(AGENT_BPF_SYSCALL):
         return AGENT_KERNEL
+    if symbol in BPF_RUN_BRACKET:
+        return "BPF run-time in the kernel"
     if symbol.startswith(("__bpf", "bpf_", "htab_", "__htab", "array_map", "ringbuf", "__ringbuf",
                           "__sys_bpf", "percpu_array", "pcpu_freelist", "kprobe", "trace_call_bpf",
                           "perf_trace", "bpf_trace")):
@@ -170,22 +218,34 @@ def program_name(symbol):
 
 
 # ---- the runs ------------------------------------------------------------------------------------
+PROBE_S = 0.5  # fio's first run, to learn its rate (and so size the window) in this configuration
+
+
 def measure(args, transport, dev, qd, config, symbols, workdir):
-    """One configuration's figures at one QD: the 1-read runs, then the N-read run."""
-    ones = [counted(lambda: fio_ios(dev, qd, 1))[1] for _ in range(args.one_read_runs)]
+    """One configuration's figures at one QD: a window of about --ios reads after --warmup-ios."""
     profiles = None
     if args.split:
         profiles = {r: (os.path.join(workdir, f"{r}.before"), os.path.join(workdir, f"{r}.after"))
                     for r in ROLES}
-    fio, counts = counted(lambda: fio_ios(dev, qd, args.ios), profiles)
-    one_ios = 1  # fio reports 1 for each single-read run
+    with FioWindow(dev, qd) as fio:
+        reads = fio.pause()
+        started = time.time()
+        done = fio.run_for(PROBE_S)
+        rate = max(done - reads, 1) / (time.time() - started)  # reads per second
+        if args.warmup_ios:
+            # an always-on agent is measured warm; every configuration gets the same reads
+            done = fio.run_for(args.warmup_ios / rate)
+        before = counts({r: p[0] for r, p in profiles.items()} if profiles else None)
+        last = fio.run_for(args.ios / rate)
+        after = counts({r: p[1] for r, p in profiles.items()} if profiles else None)
+    ios = last - done
+    if ios < 1:
+        raise RuntimeError(f"no read completed in the window ({transport} QD{qd}, {config})")
     run = {"transport": transport, "qd": qd, "config": config, "rate": ao.config_rate(config),
-           "ios": fio["ios"]}
+           "ios": ios}
     for r in ROLES:
-        one = statistics.median(o[r] for o in ones)
-        run[f"{r}_insns"] = counts[r]
-        run[f"{r}_one_read_insns"] = [o[r] for o in ones]
-        run[f"{r}_per_io"] = (counts[r] - one) / (fio["ios"] - one_ios)
+        run[f"{r}_insns"] = after[r] - before[r]
+        run[f"{r}_per_io"] = run[f"{r}_insns"] / ios
         if profiles:
             run[f"{r}_symbols"] = by_symbol(*profiles[r], symbols[r])
     return run
@@ -205,9 +265,6 @@ def configuration(args, transport, dev, config, base_symbols, hook_names, workdi
         if args.split and config != OFF:
             # BPF programs and trampolines are loaded with the agent: their addresses are new
             symbols = {r: Symbols(base_symbols[r].text + kallsyms(r, only_bpf=True)) for r in ROLES}
-        if args.warmup_ios:
-            # an always-on agent is measured warm; every configuration gets the same reads
-            fio_ios(dev, args.qd[-1], args.warmup_ios)
         return [measure(args, transport, dev, qd, config, symbols, workdir) for qd in args.qd]
     finally:
         if config != OFF:
@@ -356,11 +413,10 @@ def bound_arg(text):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ao.add_matrix_arguments(ap, rounds=3)
-    ap.add_argument("--ios", type=int, default=2000, help="reads in each measured run")
+    ap.add_argument("--ios", type=int, default=5000,
+                    help="reads in each counted window (about: sized by fio's rate)")
     ap.add_argument("--warmup-ios", type=int, default=500,
-                    help="unmeasured reads after each start (0: none)")
-    ap.add_argument("--one-read-runs", type=int, default=3,
-                    help="1-read runs whose median count is taken as fio's start-up and ssh")
+                    help="reads fio makes before the window (0: none)")
     ap.add_argument("--split", action="store_true",
                     help="also split the added instructions by symbol (BPF programs, trampolines, "
                          "kernel functions, user space)")
@@ -381,8 +437,6 @@ def main():
     args.floor = False  # agent_overhead's empty-program floor is a CPU-time tool; not run here
     if args.ios < 2:
         ap.error("--ios must be at least 2")
-    if args.one_read_runs < 1:
-        ap.error("--one-read-runs must be at least 1")
     if args.summarize:
         with open(args.summarize) as f:
             runs = json.load(f)

@@ -31,5 +31,5 @@ trap '"$tb" down >/dev/null 2>&1' EXIT
 "$tb" down >/dev/null 2>&1
 "$tb" up --insn-count --transport tcp >/dev/null || { echo "insn_overhead_check: tb up --insn-count failed" >&2; exit 1; }
 python3 "$repo/tests/bench/insn_overhead.py" --transports tcp --qd 1 --rates 100 --rounds 1 \
-  --ios 500 --warmup-ios 100 --one-read-runs 1 --split \
+  --ios 2000 --warmup-ios 200 --split \
   --max-hooks host="$bound_host" target="$bound_target"

@@ -25,6 +25,11 @@
 #                                                          on this VM's wall clock
 #   overhead_guest.sh fio-ios DEV QD COUNT                 the same for a run of COUNT reads
 #                                                          (a fixed amount of work, not of time)
+#   overhead_guest.sh fio-window DEV QD                    fio reading until told to stop, and
+#                                                          these commands on stdin, one a line:
+#                                                          pause (fio stopped, nothing in flight;
+#                                                          prints the reads completed so far),
+#                                                          resume, stop
 set -uo pipefail
 dir=/tmp/ntprof-overhead
 pidfile=$dir/ntprofd.pid
@@ -149,5 +154,48 @@ print(json.dumps({"iops": job["iops"], "ios": job["total_ios"], "block_reads": a
                   "block_read_ms": a[3] - b[3], "wall_start_ns": int(sys.argv[4]),
                   "wall_end_ns": int(sys.argv[5])}))
 ' "$dir/fio.json" "$before" "$after" "$wall_start" "$wall_end" ;;
+  fio-window)
+    # A window inside one running fio: its start-up, and the ssh that runs it, stay outside the
+    # counts. The driver holds this shell open and reads both VMs' instruction counts while fio is
+    # paused. Nothing here forks once fio runs: the waits are bash builtins on a pipe that never
+    # carries data, so what the pause itself costs hardly varies.
+    dev=$2 qd=$3
+    name=$(basename "$dev")
+    path=$(ls -d /sys/block/"${name%n*}"c*n"${name##*n}" 2>/dev/null | head -n1)
+    block=${path:-/sys/block/$name}
+    never=$dir/never-written
+    [ -p "$never" ] || mkfifo "$never"
+    exec 3<>"$never"  # opened for both ends: never blocks, never has data
+    pause_s() { read -r -t "$1" -u 3 _; }
+    # one process (--thread: jobs are threads, not processes that leave the group) in a session of
+    # its own: one signal to its process group stops and resumes all of fio
+    setsid fio --name=bench --filename="$dev" --direct=1 --ioengine=io_uring --thread --time_based \
+      --runtime=86400 --disk_util=0 --rw=randread --bs=4k --iodepth="$qd" \
+      --output=/dev/null >/dev/null 2>&1 </dev/null &
+    fio_pid=$!
+    for _ in $(seq 5000); do
+      read -r reads _ <"$block/stat"
+      [ "$reads" -gt 0 ] 2>/dev/null && [ "$reads" != "${first:=$reads}" ] && break
+      kill -0 "$fio_pid" 2>/dev/null || { echo "fio ended at start" >&2; exit 1; }
+      pause_s 0.005
+    done
+    echo ready
+    while read -r command; do
+      case $command in
+        pause)
+          kill -STOP -- -"$fio_pid"
+          # the requests fio had in flight complete; then the count is final
+          while read -r r w <"$block/inflight"; [ $((r + w)) -gt 0 ]; do pause_s 0.002; done
+          read -r reads _ <"$block/stat"
+          echo "$reads" ;;
+        resume) kill -CONT -- -"$fio_pid"; echo resumed ;;
+        stop) break ;;
+        *) echo "unknown command $command" ;;
+      esac
+    done
+    kill -CONT -- -"$fio_pid" 2>/dev/null
+    kill -TERM -- -"$fio_pid" 2>/dev/null
+    wait "$fio_pid" 2>/dev/null
+    exit 0 ;;
   *) echo "overhead_guest.sh: unknown step $1" >&2; exit 2 ;;
 esac
