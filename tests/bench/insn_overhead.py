@@ -21,7 +21,7 @@ The window is sized in reads (--ios) from the rate fio ran at during its warm-up
 Prints, per role: instructions per I/O without agents and with them, the ratio with agents /
 without (median of the rounds' paired ratios, bootstrap 95 % interval) and the added instructions
 per I/O. With --split, also where the added instructions go: each VM's per-block counts before
-and after the N-read run, mapped to the guest's /proc/kallsyms (BPF programs, BPF trampolines,
+and after the window, mapped to the guest's /proc/kallsyms (BPF programs, BPF trampolines,
 the kernel functions that differ most, user space), with agents minus without in the same round.
 
   insn_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 3]
