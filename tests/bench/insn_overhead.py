@@ -113,6 +113,24 @@ class FioWindow:
         self.proc.wait(timeout=60)
 
 
+def counted_window(dev, qd, ios, warmup_ios, profiles=None):
+    """Counts a window of about `ios` reads inside one fio run on the host VM, after `warmup_ios`
+    (0: none); returns (reads completed in the window, {role: instructions its VM ran in it}).
+    profiles: {role: (before_path, after_path)} to keep each VM's per-block counts at the edges."""
+    with FioWindow(dev, qd) as fio:
+        reads = fio.pause()
+        started = time.time()
+        done = fio.run_for(PROBE_S)
+        rate = max(done - reads, 1) / (time.time() - started)  # reads per second
+        if warmup_ios:
+            # an always-on agent is measured warm; every configuration gets the same reads
+            done = fio.run_for(warmup_ios / rate)
+        before = counts({r: p[0] for r, p in profiles.items()} if profiles else None)
+        last = fio.run_for(ios / rate)
+        after = counts({r: p[1] for r, p in profiles.items()} if profiles else None)
+    return last - done, {r: after[r] - before[r] for r in ROLES}
+
+
 # ---- where instructions go: per-block counts against the guest's symbols -----------------------
 class Symbols:
     """A VM's text symbols (kernel, modules, BPF programs and trampolines), by start address."""
@@ -227,24 +245,13 @@ def measure(args, transport, dev, qd, config, symbols, workdir):
     if args.split:
         profiles = {r: (os.path.join(workdir, f"{r}.before"), os.path.join(workdir, f"{r}.after"))
                     for r in ROLES}
-    with FioWindow(dev, qd) as fio:
-        reads = fio.pause()
-        started = time.time()
-        done = fio.run_for(PROBE_S)
-        rate = max(done - reads, 1) / (time.time() - started)  # reads per second
-        if args.warmup_ios:
-            # an always-on agent is measured warm; every configuration gets the same reads
-            done = fio.run_for(args.warmup_ios / rate)
-        before = counts({r: p[0] for r, p in profiles.items()} if profiles else None)
-        last = fio.run_for(args.ios / rate)
-        after = counts({r: p[1] for r, p in profiles.items()} if profiles else None)
-    ios = last - done
+    ios, insns = counted_window(dev, qd, args.ios, args.warmup_ios, profiles)
     if ios < 1:
         raise RuntimeError(f"no read completed in the window ({transport} QD{qd}, {config})")
     run = {"transport": transport, "qd": qd, "config": config, "rate": ao.config_rate(config),
            "ios": ios}
     for r in ROLES:
-        run[f"{r}_insns"] = after[r] - before[r]
+        run[f"{r}_insns"] = insns[r]
         run[f"{r}_per_io"] = run[f"{r}_insns"] / ios
         if profiles:
             run[f"{r}_symbols"] = by_symbol(*profiles[r], symbols[r])

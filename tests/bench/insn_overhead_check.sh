@@ -1,11 +1,12 @@
 #!/bin/bash
 # insn_overhead_check.sh BUILD_DIR - the overhead regression check (tests/run.sh runs it after the
 # bed's scenarios): boots its own test bed with instruction counting (NVMe/TCP), runs the short
-# form of insn_overhead.py (QD1, 1 in 100, one round, a window of about 2,000 reads, --split) and fails when the
-# agents add more guest instructions per I/O in their hooks (BPF programs, trampolines, BPF's
-# run-time) to the host or the target than the bounds below. That part of the count repeats within
-# a few percent from run to run (docs/overhead.md); the whole added count does not yet (page zeroing
-# elsewhere swings by thousands per I/O), so it is printed, not bounded. Takes the bed down again.
+# form of insn_overhead.py (QD1, 1 in 100, one round, a window of about 2,000 reads, --split) and
+# fails when the agents add more guest instructions per I/O in their hooks (BPF programs,
+# trampolines, BPF's run-time) to the host or the target than the bounds below. That part of the
+# count repeats within a few percent from run to run (docs/overhead.md); the whole added count does
+# not yet (page zeroing and scheduling elsewhere swing by hundreds to thousands per I/O), so it is
+# printed, not bounded. Takes the bed down again.
 # About 6-9 minutes on CI's loaded machine.
 #
 # NTPROF_INSN_BOUND_HOST, NTPROF_INSN_BOUND_TARGET: the bounds (hook instructions per I/O).

@@ -99,10 +99,14 @@ def native_rounds(args):
 
 
 # ---- guest: the bed's host VM, counted ---------------------------------------------------------
+GUEST_WARMUP_IOS = 200  # the agent's first records cost its start-up: it is measured warm
+
+
 def guest_instructions_per_read(dev, ios):
-    ones = [io_.counted(lambda: io_.fio_ios(dev, 1, 1))[1]["host"] for _ in range(io_.ONE_READ_RUNS)]
-    _, counts = io_.counted(lambda: io_.fio_ios(dev, 1, ios))
-    return (counts["host"] - statistics.median(ones)) / (ios - 1)
+    reads, insns = io_.counted_window(dev, 1, ios, GUEST_WARMUP_IOS)
+    if reads < 1:
+        raise RuntimeError(f"no read completed in the window on {dev}")
+    return insns["host"] / reads
 
 
 def guest_rounds(args):
@@ -121,7 +125,6 @@ def guest_rounds(args):
             for with_agent in ((False, True) if rnd % 2 == 0 else (True, False)):
                 if with_agent:
                     ao.guest("host", "start", "host", "local", 1, os.path.basename(dev))
-                    io_.fio_ios(dev, 1, 200)  # warm: the agent's first records cost its start-up
                 try:
                     pair[with_agent] = guest_instructions_per_read(dev, args.guest_ios)
                 finally:

@@ -37,6 +37,15 @@ mkdir -p "$dir"
 
 agent_pid() { [ -s "$pidfile" ] && kill -0 "$(cat "$pidfile")" 2>/dev/null && cat "$pidfile"; }
 
+# DEV's directory in /sys/block: with native multipath the requests (and the block layer's
+# accounting) are on the path device (nvme0c0n1 for nvme0n1)
+block_dir() {
+  local name path
+  name=$(basename "$1")
+  path=$(ls -d /sys/block/"${name%n*}"c*n"${name##*n}" 2>/dev/null | head -n1)
+  echo "${path:-/sys/block/$name}"
+}
+
 # Before anything of ours loads: turn on the kernel's own accounting of every BPF program (run_cnt,
 # run_time_ns) and note the programs already loaded (systemd's, say), which are not ours.
 note_programs_before() {
@@ -133,10 +142,7 @@ print(int(busy * 1e9 / int(sys.argv[2]) / reads) if reads else 0)
   fio|fio-ios)
     dev=$2 qd=$3
     if [ "$1" = fio ]; then limit=(--time_based --runtime="$4"); else limit=(--number_ios="$4"); fi
-    name=$(basename "$dev")
-    # with native multipath the requests (and the block layer's accounting) are on the path device
-    path=$(ls -d /sys/block/"${name%n*}"c*n"${name##*n}" 2>/dev/null | head -n1)
-    stat=${path:-/sys/block/$name}/stat
+    stat=$(block_dir "$dev")/stat
     before=$(cat "$stat")
     # the run's window on this VM's wall clock: the recording dates its commands on it
     wall_start=$(date +%s%N)
@@ -160,9 +166,7 @@ print(json.dumps({"iops": job["iops"], "ios": job["total_ios"], "block_reads": a
     # paused. Nothing here forks once fio runs: the waits are bash builtins on a pipe that never
     # carries data, so what the pause itself costs hardly varies.
     dev=$2 qd=$3
-    name=$(basename "$dev")
-    path=$(ls -d /sys/block/"${name%n*}"c*n"${name##*n}" 2>/dev/null | head -n1)
-    block=${path:-/sys/block/$name}
+    block=$(block_dir "$dev")
     never=$dir/never-written
     [ -p "$never" ] || mkfifo "$never"
     exec 3<>"$never"  # opened for both ends: never blocks, never has data
