@@ -5,11 +5,10 @@
  *
  *   H0  rq->start_time_ns, read at H1
  *   H1  tracepoint nvme:nvme_setup_cmd         sampling decision (cid is assigned just before)
- *   H2  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before
- *       Linux 6.5, sock_sendmsg from 6.5 on): the ENTRY of the first call that began handing the
- *       command capsule PDU to TCP, recognised by its first byte: the command's PDU buffer
- *       (nvme_tcp_request.pdu, noted at H1). Entry, not return: by causality H2 then precedes the
- *       target's T0, so the network stage is never negative.
+ *   H2  tracepoint net:net_dev_queue: the skb that carries the command capsule PDU queued to the
+ *       network device, recognised among its page fragments by the command's PDU buffer
+ *       (nvme_tcp_request.pdu, noted at H1; ntprof_tcp_xmit.h). Nothing of the capsule reaches
+ *       the target before it, so the network stage is never negative.
  *   H3  skb_copy_bits return: the first reply PDU header (C2HData for reads, the response capsule
  *       otherwise) complete in queue->pdu, the queue found by the skb's socket
  *   H4  = H5: nvme_complete_rq ends the request in the same call chain (one program
@@ -18,10 +17,10 @@
  * Devices are namespace heads (nvme0n1) even with native multipath, where requests run on hidden
  * path disks that have no dev_t in sysfs.
  *   components: response capsule header (H_RESPONSE_RECEIVED), first R2T header (H_R2T_RECEIVED),
- *   entry of the call that began handing the last H2CData PDU to TCP (H_DATA_SENT).
+ *   the last H2CData PDU queued to the device (H_DATA_SENT).
  *
- * Why the socket layer: nvme_tcp's own send/receive helpers are inlined on Debian's kernels (see
- * docs/hooks.md); the PDU headers pass through these exported functions as separate buffers.
+ * Why the socket layer for H3: nvme_tcp's own receive helpers are inlined on Debian's kernels
+ * (see docs/hooks.md); the PDU headers pass through skb_copy_bits as copies of their own.
  *
  * Variants (one is chosen per hook by the agent's HookPlan): _tp = tp_btf, _rawtp = raw tracepoint,
  * _fentry/_fexit = BPF trampoline, _kprobe/_kretprobe = kprobes (the entry saves the arguments).
@@ -30,7 +29,7 @@
 #include "ntprof_host_block.h"
 #define NTPROF_HOST_TRANSPORT NTPROF_TRANSPORT_TCP
 #include "ntprof_nvme_host.h"
-#include "ntprof_tcp_send.h"
+#include "ntprof_tcp_xmit.h"
 
 /* What we know of one NVMe/TCP socket: its queue. Slots in an array (ntprof_slots.h), keyed by
  * struct sock *. A socket is learned when a sampled command's capsule is sent on it, so a reply
@@ -74,7 +73,7 @@ static __always_inline struct host_sock *host_sock_find(struct sock *sk, bool ty
 	return queue && s->queue == queue ? s : NULL;
 }
 
-/* Learns sk, the socket a sampled command's capsule is being sent on (so an NVMe/TCP queue's: its
+/* Learns sk, the socket a sampled command's capsule is sent on (so an NVMe/TCP queue's: its
  * sk_user_data is the nvme_tcp_queue), unless it is known. Slots of closed sockets are never
  * freed, so a socket whose probe slots are all taken takes its home slot over (counted: a sampled
  * command in flight on the socket pushed out misses its receive stamps; that socket is learned
@@ -109,7 +108,7 @@ static __always_inline void host_sock_learn(struct sock *sk, bool typed)
 	s->queue = queue;
 }
 
-/* ---- H2, H_DATA_SENT: a sampled command's PDU header handed to TCP ---- */
+/* ---- H2, H_DATA_SENT: a sampled command's PDU header queued to the device ---- */
 
 static __always_inline void host_command_sampled(struct request *rq, const void *cmd)
 {
@@ -129,11 +128,10 @@ static __always_inline void host_command_sampled(struct request *rq, const void 
 	ntprof_index_put(&pdu_requests, data_pdu, r);
 }
 
-/* A send call is entered on an NVMe/TCP socket or any other: if its first byte is a sampled
- * command's PDU buffer holding that command's capsule or H2CData header, stamp it, and learn the
- * socket its reply will come on. */
-static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte,
-					    bool typed)
+/* A PDU of a sampled command may begin at first_byte, in an skb queued to a device: if that is the
+ * command's PDU buffer holding its capsule or H2CData header, stamp it, and learn the socket its
+ * reply will come on (the skb's). */
+static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byte, __u64 *now)
 {
 	__u64 rq = ntprof_index_get(&pdu_requests, first_byte);
 	struct ntprof_record *rec;
@@ -147,14 +145,37 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 	if (h[0] == NTPROF_PDU_CMD && h[2] == NTPROF_PDU_CMD_HLEN &&
 	    *(__u16 *)&h[8 + NTPROF_SQE_CID] == rec->cid) {
 		if (!rec->stamps[NTPROF_H2_CAPSULE_SENT])
-			rec->stamps[NTPROF_H2_CAPSULE_SENT] = bpf_ktime_get_ns();
+			rec->stamps[NTPROF_H2_CAPSULE_SENT] = ntprof_now_once(now);
 		if (*(__u32 *)&h[4] > NTPROF_PDU_CMD_HLEN + 2 * NTPROF_PDU_DIGEST_LEN)
 			rec->flags |= NTPROF_F_INCAPSULE;
-		host_sock_learn(NTPROF_READ(typed, sock, sk), typed);
+		host_sock_learn(BPF_CORE_READ(skb, sk), false);
 	} else if (h[0] == NTPROF_PDU_H2C_DATA && h[2] == NTPROF_PDU_SMALL_HLEN &&
 		   *(__u16 *)&h[NTPROF_PDU_DATA_CID] == rec->cid) {
-		rec->stamps[NTPROF_H_DATA_SENT] = bpf_ktime_get_ns(); /* the last H2CData PDU wins */
+		/* the last H2CData PDU wins */
+		rec->stamps[NTPROF_H_DATA_SENT] = ntprof_now_once(now);
 	}
+}
+
+/* The most capsules one merged fragment is searched for (see below). */
+#define NTPROF_MERGED_CAPSULES_MAX 16
+
+/* A page fragment of an skb queued to a device. Capsule buffers are allocated one after another
+ * in memory (nvme_tcp_init_request), so when a request's capsule goes out right after the one of
+ * the request allocated just before it, TCP merges the two into one fragment (at QD > 1). A
+ * fragment that is a whole number of capsules (72 bytes, 76 with header digests) is searched at
+ * each capsule; any other fragment (a capsule with in-capsule data, an H2CData header, data) is
+ * looked up at its first byte. */
+static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
+						__u64 *now)
+{
+	__u32 stride = NTPROF_PDU_CMD_HLEN;
+
+	if (len % stride)
+		stride = NTPROF_PDU_CMD_HLEN + NTPROF_PDU_DIGEST_LEN;
+	__u32 capsules = len % stride ? 1 : len / stride;
+
+	for (__u32 j = 0; j < NTPROF_MERGED_CAPSULES_MAX && j < capsules; j++)
+		host_pdu_queued(skb, first_byte + j * stride, now);
 }
 
 /* ---- H3: reply PDU headers ---- */

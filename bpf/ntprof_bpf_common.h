@@ -85,6 +85,7 @@ struct {
  *          argument the event is about: NULL means nothing to do. The check is also what lets
  *          the verifier of 6.12, which types module tracepoint arguments as maybe-NULL, accept
  *          the tp_btf variant (6.1 did without it).
+ *   NTPROF_DECIDING_TRACEPOINT_HOOK(tp, params, subject, sqe, call) (below)
  *   NTPROF_STAMPING_ENTRY_HOOK(fn, params, call) (below)
  *       -> <fn>_fentry and <fn>_kprobe (no trampolines) */
 #define NTPROF_UNPAREN(...) __VA_ARGS__
@@ -316,6 +317,44 @@ static __always_inline int ntprof_get_sqe(bool typed, const void *sqe, struct nt
 {
 	return typed ? ntprof_load_sqe(sqe, out) : ntprof_read_sqe(sqe, out);
 }
+
+/* A hook that takes the sampling decision on an SQE (nvme_setup_cmd, nvmet_req_init):
+ *   NTPROF_DECIDING_TRACEPOINT_HOOK(tp, params, subject, sqe, call)
+ *       -> <tp>_tp (tp_btf) and <tp>_rawtp (raw_tp), as NTPROF_TRACEPOINT_HOOK. The tp_btf program
+ *          is only the decision on the typed SQE sqe; call, which takes it again and does the
+ *          rest, runs in a subprogram of its own (<tp>_tp_sampled, __noinline) for the one command
+ *          in N it keeps. Why: the whole handler inlined kept the decision's fields in stack slots
+ *          and made the JIT save and restore callee-saved registers on every command, sampled or
+ *          not (docs/overhead.md, "The third cut"). */
+static __always_inline bool ntprof_typed_sqe_sampled(const void *sqe)
+{
+	struct ntprof_sqe s;
+
+	return !ntprof_load_sqe(sqe, &s) && s.opcode != NTPROF_OPC_FABRICS &&
+	       ntprof_is_sampled(s.opcode, s.nsid, s.slba, s.nlb, s.cid);
+}
+
+#define NTPROF_DECIDING_TRACEPOINT_HOOK(tp, params, subject, sqe, call)                \
+	static __noinline int BPF_PROG(tp##_tp_sampled, NTPROF_UNPAREN params)         \
+	{                                                                             \
+		const bool ntprof_typed __attribute__((unused)) = true;               \
+		return call;                                                          \
+	}                                                                             \
+	SEC("tp_btf/" #tp)                                                            \
+	int BPF_PROG(tp##_tp, NTPROF_UNPAREN params)                                  \
+	{                                                                             \
+		if (subject && ntprof_typed_sqe_sampled(sqe))                         \
+			tp##_tp_sampled(ctx);                                         \
+		return 0;                                                             \
+	}                                                                             \
+	SEC("raw_tp/" #tp)                                                            \
+	int BPF_PROG(tp##_rawtp, NTPROF_UNPAREN params)                               \
+	{                                                                             \
+		const bool ntprof_typed __attribute__((unused)) = false;              \
+		if (!subject)                                                         \
+			return 0;                                                     \
+		return call;                                                          \
+	}
 
 static __always_inline bool ntprof_opcode_is_write(__u8 opcode)
 {

@@ -211,8 +211,8 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool
 	return 0;
 }
 
-NTPROF_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), rq,
-		       on_nvme_setup_cmd(rq, cmd, ntprof_typed))
+NTPROF_DECIDING_TRACEPOINT_HOOK(nvme_setup_cmd, (struct request *rq, void *cmd), rq, cmd,
+				on_nvme_setup_cmd(rq, cmd, ntprof_typed))
 
 /* ---- H4, H5: block_rq_complete, emit ----
  * nvme_complete_rq, where nvme:nvme_complete_rq fires, ends a completed request in the same call

@@ -7,22 +7,21 @@
  *       which calls nvmet_tcp_done_recv_pdu -> nvmet_req_init with no queue between
  *   T1  tracepoint nvmet:nvmet_req_init; the sampling decision is taken here, on the SQE that
  *       nvmet_tcp copied out of the capsule (req->cmd)
- *   T2  nvmet_bdev_execute_rw / nvmet_file_execute_rw entry (handed to the backend)
+ *   T2  handed to the backend (ntprof_nvmet_target.h: the first bio queued, or
+ *       nvmet_file_execute_rw entry)
  *   T3  tracepoint nvmet:nvmet_req_complete
  *   T4  = T3: nvmet core calls nvmet_tcp_queue_response right after that tracepoint
- *   T5  the socket send calls of ntprof_tcp_send.h (kernel_sendpage + kernel_sendmsg before Linux
- *       6.5, sock_sendmsg from 6.5 on): the ENTRY of the first call that began handing the header
- *       of the first reply PDU (C2HData for reads, the response capsule otherwise) to TCP,
- *       recognised by its first byte: the command slot's reply buffers (nvmet_tcp_cmd.rsp_pdu,
- *       .data_pdu, .r2t_pdu), noted at T1. Entry, not return: nothing of the reply can reach the
- *       host earlier, so the network stage is never negative.
+ *   T5  tracepoint net:net_dev_queue: the skb that carries the first byte of the header of the
+ *       first reply PDU (C2HData for reads, the response capsule otherwise) queued to the network
+ *       device, recognised among the skb's page fragments by the command slot's reply buffers
+ *       (nvmet_tcp_cmd.rsp_pdu, .data_pdu, .r2t_pdu), noted at T1 (ntprof_tcp_xmit.h says why
+ *       there and not at the socket send calls)
  *   components: drive issue (block_rq_issue of the request whose bio carries the nvmet_req) and
- *   done (= T3, the same call chain), R2T PDU handed to TCP (entry), all H2CData received
- *   (T_DATA_RECEIVED = T2: the read of the last byte submits the command to the backend), the
- *   command's last PDU (the response capsule, or a C2HData that carries the success flag) handed
- *   to TCP (T_RESPONSE_SENT,
- *   entry of the call that began it: nothing of the command is stamped after it, so the record is
- *   emitted there and no send call needs a program at its return).
+ *   done (= T3, the same call chain), R2T PDU queued to the device (T_R2T_SENT), all H2CData
+ *   received (T_DATA_RECEIVED = T2: the read of the last byte submits the command to the backend),
+ *   the command's last PDU (the response capsule, or a C2HData that carries the success flag)
+ *   queued to the device (T_RESPONSE_SENT: nothing of the command is stamped after it, so the
+ *   record is emitted there).
  * No program watches the socket reads: T0 is T1, and T_DATA_RECEIVED is T2.
  *
  * Identity: ctrl = cntlid, subsys = agent-local id of the subsystem (subsys_names map: id -> NQN).
@@ -30,7 +29,7 @@
  */
 #include "ntprof_bpf_common.h"
 #include "ntprof_nvmet_target.h"
-#include "ntprof_tcp_send.h"
+#include "ntprof_tcp_xmit.h"
 
 /* ---- T1: the sampling decision ---- */
 
@@ -55,11 +54,11 @@ static __always_inline void target_response_queued(struct ntprof_record *v)
 {
 }
 
-/* ---- T5, T_R2T_SENT, T_RESPONSE_SENT: reply PDUs handed to TCP ---- */
+/* ---- T5, T_R2T_SENT, T_RESPONSE_SENT: reply PDUs queued to the network device ---- */
 
 /* The reply PDU buffers of a command slot that carried a sampled command (nvmet_tcp_cmd.rsp_pdu,
  * .data_pdu, .r2t_pdu) -> the slot (struct nvmet_tcp_cmd *). The pair is fixed for the queue's
- * life, so it is noted once; the slot's later commands reuse the buffers, so a send is taken for a
+ * life, so it is noted once; the slot's later commands reuse the buffers, so a PDU is taken for a
  * sampled command only when the header there names its cid. An index (ntprof_slots.h). */
 NTPROF_INDEX_TABLE(reply_pdus);
 
@@ -81,17 +80,17 @@ static __always_inline void target_command_bound(struct nvmet_req___ntprof *req)
 			ntprof_index_put(&reply_pdus, pdus[i], slot);
 }
 
-/* A send call is entered: if its first byte is a sampled command's reply buffer holding a header
- * that names the command, stamp it; the command's last PDU completes its record. */
-static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byte, bool typed)
+/* A reply PDU header of the command slot `slot` begins at first_byte of an skb queued to a device
+ * at `now`: if the header names the sampled command the slot carries, stamp it; the command's last
+ * PDU completes its record. */
+static __always_inline void reply_pdu_queued(__u64 slot, __u64 first_byte, __u64 now)
 {
-	__u64 slot = ntprof_index_get(&reply_pdus, first_byte);
 	struct ntprof_record *v;
 	__u8 h[NTPROF_PDU_SMALL_HLEN];
-	__u64 now, req;
+	__u64 req;
 	__u16 cid;
 
-	if (!slot || bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte) ||
+	if (bpf_probe_read_kernel(h, sizeof(h), (void *)first_byte) ||
 	    h[2] != NTPROF_PDU_SMALL_HLEN)
 		return;
 	cid = *(__u16 *)&h[h[0] == NTPROF_PDU_RSP ? NTPROF_PDU_RSP_CID : NTPROF_PDU_DATA_CID];
@@ -100,9 +99,7 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 	v = target_lookup_req((void *)req); /* only a sampled command in flight has an entry */
 	if (!v || v->cid != cid)
 		return;
-	now = bpf_ktime_get_ns();
 	if (h[0] == NTPROF_PDU_R2T) {
-		/* entry of the call, as T5: the R2T wait is then never shorter than the host saw it */
 		if (!v->stamps[NTPROF_T_R2T_SENT])
 			v->stamps[NTPROF_T_R2T_SENT] = now;
 		v->flags |= NTPROF_F_R2T;
@@ -117,4 +114,17 @@ static __always_inline void tcp_send_begins(struct socket *sock, __u64 first_byt
 	v->stamps[NTPROF_T_RESPONSE_SENT] = now;
 	ntprof_emit(v);
 	target_forget((void *)req);
+}
+
+/* A page fragment of an skb queued to a device: a reply PDU of a sampled command when it begins at
+ * one of the command slot's reply buffers. Of those buffers, only a slot's R2T can continue in
+ * memory the response of the slot allocated just below it, and so merge into its fragment: at
+ * QD > 1 a write's R2T can go unseen (T_R2T_SENT missing; the record is still whole). */
+static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
+						__u64 *now)
+{
+	__u64 slot = ntprof_index_get(&reply_pdus, first_byte);
+
+	if (slot)
+		reply_pdu_queued(slot, first_byte, ntprof_now_once(now));
 }

@@ -3,7 +3,6 @@
 // row of the transport registry (transports.cpp), built from the pieces below.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,16 +18,6 @@ enum class AttachType {
   kKprobe, // kprobe (+ kretprobe for return hooks)          _kprobe (+ _kretprobe)
 };
 
-// A hook that belongs to one of two kernel code paths: it is used where `function` is in kallsyms
-// (present) or where it is not (!present); `otherwise` says why it is not used on other kernels.
-// One catalog so serves kernels whose drivers call different functions (kernel_sendpage() was
-// removed in Linux 6.5).
-struct KernelPath {
-  std::string function;
-  bool present = true;
-  std::string otherwise;
-};
-
 struct HookSpec {
   std::string name;          // the tracepoint or kernel function
   std::string tp_category;   // non-empty: a tracepoint of this category (block, nvme, nvmet)
@@ -39,7 +28,6 @@ struct HookSpec {
   bool on_return = false;    // needs the return value (fexit / kretprobe)
   std::string fix_hint;      // what to do when its module is not loaded
   std::string absent_hint;   // why the function may not exist on a kernel (renamed, removed)
-  std::optional<KernelPath> only_on;  // set: used only on kernels of that code path
   std::vector<AttachType> variants;  // candidates, preferred first
 
   bool is_tracepoint() const { return !tp_category.empty(); }

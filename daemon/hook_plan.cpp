@@ -95,11 +95,6 @@ HookPlan PlanHooks(Role role, v1::Transport transport, const KernelFacts& facts,
   for (HookSpec& hook : HooksFor(role, transport)) {
     HookDecision d;
     d.hook = hook;
-    if (hook.only_on && facts.FunctionInKallsyms(hook.only_on->function) != hook.only_on->present) {
-      d.not_used = hook.only_on->otherwise;
-      decisions.push_back(std::move(d));
-      continue;
-    }
     std::vector<AttachType> order = hook.variants;
     // The testing preference moves one type to the front, keeping the others as fallbacks.
     auto preferred = std::find_if(order.begin(), order.end(), [&](AttachType t) {
@@ -131,7 +126,7 @@ void HookPlan::Choose(HookDecision& d) {
 
 absl::Status HookPlan::CheckRequired() const {
   for (const HookDecision& d : hooks_) {
-    if (!d.hook.required || d.chosen || !d.not_used.empty()) continue;
+    if (!d.hook.required || d.chosen) continue;
     std::string reason = d.unavailable_reason();
     std::string msg = "cannot attach " + d.hook.name + " (" + d.hook.stamps + "): " + reason;
     if (IsModuleMissing(reason) && !d.hook.fix_hint.empty()) msg += "; " + d.hook.fix_hint;
@@ -152,7 +147,7 @@ std::vector<std::string> HookPlan::ChosenPrograms() const {
 std::vector<std::string> HookPlan::MissingOptional() const {
   std::vector<std::string> out;
   for (const HookDecision& d : hooks_) {
-    if (!d.hook.required && !d.chosen && d.not_used.empty())
+    if (!d.hook.required && !d.chosen)
       out.push_back(d.hook.name + " (" + d.hook.stamps + ")");
   }
   return out;
@@ -177,16 +172,10 @@ std::string HookPlan::ToText() const {
       << ":\n";
   for (const HookDecision& d : hooks_) {
     const VariantVerdict* c = d.chosen_variant();
-    std::string need = !d.not_used.empty() ? "other kernel path"
-                       : d.hook.required   ? "required"
-                                           : "optional";
+    std::string need = d.hook.required ? "required" : "optional";
     out << "  " << d.hook.name << "  [" << need << "]  "
         << d.hook.event() << "\n";
     out << "      provides: " << d.hook.stamps << "\n";
-    if (!d.not_used.empty()) {
-      out << "      attach:   none - " << d.not_used << "\n";
-      continue;
-    }
     out << "      attach:   "
         << (c ? AttachTypeName(c->type, d.hook.on_return) + " (" +
                     absl::StrJoin(c->programs, " + ") + ")"
@@ -218,11 +207,9 @@ std::string HookPlan::ToJson() const {
                      {"event", d.hook.event()},
                      {"provides", d.hook.stamps},
                      {"required", d.hook.required},
-                     {"used_on_this_kernel", d.not_used.empty()},
                      {"chosen", c ? nlohmann::json(AttachTypeName(c->type, d.hook.on_return))
                                   : nlohmann::json(nullptr)},
                      {"variants", variants}});
-    if (!d.not_used.empty()) hooks.back()["not_used"] = d.not_used;
   }
   absl::Status ok = CheckRequired();
   nlohmann::json out = {{"role", RoleName(role_)},

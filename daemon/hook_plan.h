@@ -25,7 +25,6 @@ struct HookDecision {
   HookSpec hook;
   std::vector<VariantVerdict> variants;  // the hook's candidates, preferred first
   std::optional<size_t> chosen;          // index into variants
-  std::string not_used;  // set: the hook belongs to the other kernel code path (HookSpec::only_on)
 
   const VariantVerdict* chosen_variant() const {
     return chosen ? &variants[*chosen] : nullptr;

@@ -36,7 +36,7 @@ WatchedDevices HostNamespaces(const NvmeHostView& view, v1::Transport transport,
 
 // Host: the NVMe-oF namespaces on kTransport; target: nothing to name (every nvmet command). No
 // ports either: the programs know an NVMe/TCP queue's socket by the PDU buffers of the sampled
-// commands sent on it (bpf/ntprof_tcp_send.h).
+// commands sent on it (bpf/ntprof_tcp_xmit.h).
 template <v1::Transport kTransport>
 WatchedDevices WatchNvmeOf(Role role, const std::string& device) {
   if (role != Role::kHost) return {};
@@ -49,39 +49,18 @@ constexpr const char* kNvmeTcpHint =
     "run modprobe nvme-tcp and connect a controller (nvme connect -t tcp ...)";
 constexpr const char* kNvmetTcpHint =
     "run modprobe nvmet-tcp and configure a TCP port in /sys/kernel/config/nvmet";
-// Linux 6.5 removed kernel_sendpage(): from then on nvme-tcp and nvmet-tcp hand PDUs to TCP with
-// sock_sendmsg() and MSG_SPLICE_PAGES (bpf/ntprof_tcp_send.h). Each kernel gets one send path.
-const KernelPath kSendpagePath{"kernel_sendpage", true,
-                               "not used on this kernel: kernel_sendpage() is gone (Linux >= 6.5), "
-                               "NVMe/TCP sends with sock_sendmsg()"};
-const KernelPath kSpliceSendPath{"kernel_sendpage", false,
-                                 "not used on this kernel: it has kernel_sendpage() (Linux < 6.5), "
-                                 "which NVMe/TCP sends with"};
-
-// The socket send calls that carry NVMe/TCP PDUs, on either kernel path. They stamp the entry of
-// the call that began handing a sampled command's PDU header to TCP (it keeps the network stage
-// causal), recognised by where the header starts; nothing is needed at their return. `stamps` is
+// Where both sides see a sampled command's PDUs leave: the skbs queued to the network device,
+// among whose page fragments the PDU buffers of the sampled commands are found
+// (bpf/ntprof_tcp_xmit.h). One tracepoint run per skb, the same on every kernel, where a trampoline
+// on the socket send calls ran once per PDU and the send call changed in Linux 6.5. `stamps` is
 // what the role's PDUs provide.
-std::vector<HookSpec> TcpSendHooks(const std::string& stamps, const char* types_module,
-                                   const char* hint) {
-  auto send = [&](const char* name, std::string what, bool required, const KernelPath& path) {
-    HookSpec h = FunctionHook(name, "", types_module, std::move(what), required, false, hint);
-    h.only_on = path;
-    return h;
-  };
-  return {
-      send("kernel_sendpage", stamps + " (PDUs handed to TCP)", true, kSendpagePath),
-      send("kernel_sendmsg", stamps + " when data digests or sock_no_sendpage are used", false,
-           kSendpagePath),
-      send("sock_sendmsg", stamps + " (PDUs handed to TCP with MSG_SPLICE_PAGES; digests)", true,
-           kSpliceSendPath),
-  };
+HookSpec TcpTransmitHook(const std::string& stamps, const char* types_module, const char* hint) {
+  return TracepointHook("net", "net_dev_queue", "", types_module, stamps, true, hint);
 }
 
 std::vector<HookSpec> HostTcpHooks() {
   std::vector<HookSpec> hooks = {SetupCmdHook(kNvmeTcpHint)};
-  for (HookSpec& h : TcpSendHooks("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint))
-    hooks.push_back(std::move(h));
+  hooks.push_back(TcpTransmitHook("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint));
   hooks.push_back(FunctionHook("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED",
                                true, true, kNvmeTcpHint));
   hooks.push_back(HostCompletionHook());
@@ -92,9 +71,8 @@ std::vector<HookSpec> TargetTcpHooks() {
   std::vector<HookSpec> hooks;
   // NVMe/TCP decides on the SQE nvmet_tcp copied out of the capsule (bpf/target_tcp.bpf.c)
   for (HookSpec& h : NvmetCoreHooks(kNvmetTcpHint)) hooks.push_back(std::move(h));
-  for (HookSpec& h : TcpSendHooks("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
-                                  "nvmet_tcp", kNvmetTcpHint))
-    hooks.push_back(std::move(h));
+  hooks.push_back(TcpTransmitHook("T5, T_R2T_SENT, T_RESPONSE_SENT; emits the record",
+                                  "nvmet_tcp", kNvmetTcpHint));
   return hooks;
 }
 

@@ -61,11 +61,13 @@ class FakeKernelFacts : public KernelFacts {
                     "nvme_tcp:nvme_tcp_recv_skb", "nvmet:nvmet_req_init",
                     "nvmet:nvmet_req_complete",
                     "nvmet:nvmet_bdev_execute_rw", "nvmet:nvmet_file_execute_rw"});
-    k.tracepoints = {"nvme:nvme_setup_cmd", "nvme:nvme_complete_rq", "nvmet:nvmet_req_init",
-                     "nvmet:nvmet_req_complete", "block:block_rq_issue", "block:block_rq_complete"};
+    k.tracepoints = {"nvme:nvme_setup_cmd",    "nvme:nvme_complete_rq",  "nvmet:nvmet_req_init",
+                     "nvmet:nvmet_req_complete", "block:block_rq_issue", "block:block_rq_complete",
+                     "block:block_bio_queue",    "net:net_dev_queue"};
     k.btf_tracepoints = {"nvme_core:nvme_setup_cmd", "nvme_core:nvme_complete_rq",
-                         "nvmet:nvmet_req_init", "nvmet:nvmet_req_complete", ":block_rq_issue",
-                         ":block_rq_complete"};
+                         "nvmet:nvmet_req_init",     "nvmet:nvmet_req_complete",
+                         ":block_rq_issue",          ":block_rq_complete",
+                         ":block_bio_queue",         ":net_dev_queue"};
     return k;
   }
 

@@ -36,7 +36,8 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
   CHECK(Chosen(host, "block_rq_complete") == "tp_btf");
   CHECK_FALSE(Planned(host, "nvme_complete_rq"));  // H4 is stamped at H5 (ntprof_nvme_host.h)
-  CHECK(Chosen(host, "kernel_sendpage") == "fentry");  // the host stamps sends at entry only
+  CHECK(Chosen(host, "net_dev_queue") == "tp_btf");  // the capsule seen leaving at the device
+  CHECK_FALSE(Planned(host, "kernel_sendpage"));
   CHECK(Chosen(host, "skb_copy_bits") == "fexit");  // its queue from the skb's socket
   CHECK_FALSE(Planned(host, "nvme_tcp_recv_skb"));
   CHECK(host.MissingOptional().empty());
@@ -44,7 +45,11 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(target.CheckRequired().ok());
   CHECK_FALSE(Planned(target, "kernel_recvmsg"));  // T0 is T1, T_DATA_RECEIVED is T2
-  CHECK(Chosen(target, "kernel_sendpage") == "fentry");  // both sides stamp sends at entry only
+  // the target finds its replies in the skbs queued to the device: no socket send hook
+  CHECK(Chosen(target, "net_dev_queue") == "tp_btf");
+  CHECK_FALSE(Planned(target, "kernel_sendpage"));
+  CHECK(Chosen(target, "block_bio_queue") == "tp_btf");  // T2 without a trampoline
+  CHECK_FALSE(Planned(target, "nvmet_bdev_execute_rw"));
   CHECK(Chosen(target, "nvmet_req_init") == "tp_btf");
   CHECK_FALSE(Planned(target, "nvmet_tcp_queue_response"));  // T4 is T3 (ntprof_nvmet_target.h)
   CHECK(Chosen(target, "block_rq_issue") == "tp_btf");
@@ -55,9 +60,10 @@ TEST_CASE("chosen_variant_programs_are_the_only_ones_loaded") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::vector<std::string> progs = host.ChosenPrograms();
-  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fentry") == 1);
-  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_fexit") == 0);
-  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendpage_kprobe") == 0);
+  CHECK(std::count(progs.begin(), progs.end(), "skb_copy_bits_fexit") == 1);
+  CHECK(std::count(progs.begin(), progs.end(), "skb_copy_bits_kprobe") == 0);
+  CHECK(std::count(progs.begin(), progs.end(), "skb_copy_bits_kretprobe") == 0);
+  CHECK(std::count(progs.begin(), progs.end(), "net_dev_queue_rawtp") == 0);
   CHECK(std::count(progs.begin(), progs.end(), "nvme_setup_cmd_tp") == 1);
 }
 
@@ -66,15 +72,14 @@ TEST_CASE("fentry_refused_falls_back_to_kprobe_pairs") {
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   CHECK(host.CheckRequired().ok());
-  CHECK(Chosen(host, "kernel_sendpage") == "kprobe");
-  CHECK(Hook(host, "kernel_sendpage").variants[0].reason.find("EPERM") != std::string::npos);
   CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
+  CHECK(Hook(host, "skb_copy_bits").variants[0].reason.find("EPERM") != std::string::npos);
   const VariantVerdict* v = Hook(host, "skb_copy_bits").chosen_variant();
   REQUIRE(v);
   CHECK(v->programs == std::vector<std::string>{"skb_copy_bits_kprobe", "skb_copy_bits_kretprobe"});
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
-  CHECK(Chosen(target, "kernel_sendpage") == "kprobe");
-  CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints do not need trampolines
+  CHECK(Chosen(target, "net_dev_queue") == "tp_btf");  // tracepoints do not need trampolines
+  CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
 }
 
 TEST_CASE("fentry_refused_and_no_kprobes_names_both_reasons") {
@@ -86,7 +91,7 @@ TEST_CASE("fentry_refused_and_no_kprobes_names_both_reasons") {
   absl::Status s = host.CheckRequired();
   REQUIRE_FALSE(s.ok());
   std::string msg(s.message());
-  CHECK(msg.find("cannot attach kernel_sendpage") == 0);
+  CHECK(msg.find("cannot attach skb_copy_bits") == 0);
   CHECK(msg.find("fentry: fentry/fexit refused") != std::string::npos);
   CHECK(msg.find("kprobe: kprobes not available") != std::string::npos);
 }
@@ -108,8 +113,8 @@ TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
   k.btf_tracepoints.insert("nvme_core:nvme_complete_rq");
   s = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {}).CheckRequired();
   REQUIRE_FALSE(s.ok());
-  // this machine's kernel (6.18) has no kernel_sendpage: the >= 6.5 send path is asked for
-  CHECK(std::string(s.message()).find("cannot attach sock_sendmsg") == 0);
+  // the next required hook reads nvme_tcp's types
+  CHECK(std::string(s.message()).find("cannot attach net_dev_queue") == 0);
   CHECK(std::string(s.message()).find("module nvme_tcp not loaded; run modprobe nvme-tcp") !=
         std::string::npos);
 }
@@ -119,44 +124,34 @@ TEST_CASE("module_without_btf_needs_external_btf") {
   k.modules_with_btf.erase("nvmet");
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   REQUIRE_FALSE(target.CheckRequired().ok());
-  CHECK(Hook(target, "nvmet_bdev_execute_rw").unavailable_reason().find("has no BTF") !=
-        std::string::npos);
+  CHECK(Hook(target, "block_bio_queue").unavailable_reason().find("has no BTF") !=
+        std::string::npos);  // the kernel's tracepoint, but it reads nvmet's request
 
   PlanInputs with_btf{.external_btf = true};
   HookPlan fixed = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, with_btf);
   CHECK(fixed.CheckRequired().ok());
-  CHECK(Chosen(fixed, "nvmet_bdev_execute_rw") == "kprobe");  // no module BTF: no trampoline
-  CHECK(Chosen(fixed, "kernel_sendpage") == "fentry");       // vmlinux function, vmlinux BTF
+  CHECK(Chosen(fixed, "block_bio_queue") == "tp_btf");      // a vmlinux tracepoint
+  CHECK(Chosen(fixed, "nvmet_file_execute_rw") == "kprobe");  // no module BTF: no trampoline
 }
 
-TEST_CASE("linux_65_and_later_send_with_sock_sendmsg") {
-  FakeKernelFacts k = FakeKernelFacts::Debian612();
-  for (Role role : {Role::kHost, Role::kTarget}) {
-    HookPlan plan = PlanHooks(role, v1::TRANSPORT_TCP, k, {});
-    CHECK(plan.CheckRequired().ok());
-    // both sides stamp at entry only
-    CHECK(Chosen(plan, "sock_sendmsg") == "fentry");
-    CHECK(Hook(plan, "sock_sendmsg").chosen_variant()->programs ==
-          std::vector<std::string>{"sock_sendmsg_fentry"});
-    // kernel_sendmsg calls sock_sendmsg: hooking both would count digest sends twice
-    CHECK(Chosen(plan, "kernel_sendmsg") == "none");
-    CHECK(Hook(plan, "kernel_sendpage").not_used.find("Linux >= 6.5") != std::string::npos);
-    CHECK(plan.MissingOptional().empty());
-    std::vector<std::string> progs = plan.ChosenPrograms();
-    CHECK(std::count(progs.begin(), progs.end(), "kernel_sendmsg_fexit") == 0);
-    CHECK(plan.ToText().find("kernel_sendpage  [other kernel path]") != std::string::npos);
+TEST_CASE("both_kernels_see_tcp_pdus_leave_at_the_device") {
+  // Linux 6.5 changed the socket send call NVMe/TCP hands PDUs to TCP with (kernel_sendpage ->
+  // sock_sendmsg); the skbs queued to the device carry them the same way on both
+  for (const FakeKernelFacts& k : {FakeKernelFacts::Debian61(), FakeKernelFacts::Debian612()}) {
+    for (Role role : {Role::kHost, Role::kTarget}) {
+      HookPlan plan = PlanHooks(role, v1::TRANSPORT_TCP, k, {});
+      CHECK(plan.CheckRequired().ok());
+      CHECK(Chosen(plan, "net_dev_queue") == "tp_btf");
+      CHECK(plan.MissingOptional().empty());
+      for (const char* send : {"kernel_sendpage", "kernel_sendmsg", "sock_sendmsg"})
+        CHECK_FALSE(Planned(plan, send));
+    }
   }
+  FakeKernelFacts k = FakeKernelFacts::Debian612();
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
-  CHECK(Chosen(host, "sock_sendmsg") == "kprobe");
-}
-
-TEST_CASE("linux_61_does_not_use_the_splice_send_path") {
-  HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, FakeKernelFacts::Debian61(), {});
-  CHECK(Hook(host, "sock_sendmsg").not_used.find("Linux < 6.5") != std::string::npos);
-  std::vector<std::string> progs = host.ChosenPrograms();
-  CHECK(std::count(progs.begin(), progs.end(), "sock_sendmsg_fentry") == 0);
-  CHECK(std::count(progs.begin(), progs.end(), "kernel_sendmsg_fentry") == 1);
+  CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
+  CHECK(Chosen(host, "net_dev_queue") == "tp_btf");
 }
 
 TEST_CASE("optional_hook_missing_only_removes_its_component") {
@@ -172,9 +167,9 @@ TEST_CASE("optional_hook_missing_only_removes_its_component") {
 TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {.prefer_attach = "kprobe"});
-  CHECK(Chosen(host, "kernel_sendpage") == "kprobe");
   CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints have no kprobe variant
+  CHECK(Chosen(host, "net_dev_queue") == "tp_btf");
 }
 
 TEST_CASE("refused_program_moves_its_hook_to_the_next_variant") {
@@ -201,7 +196,7 @@ TEST_CASE("plan_renders_text_and_json") {
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::string text = host.ToText();
   CHECK(text.find("skb_copy_bits  [required]") != std::string::npos);
-  CHECK(text.find("no fentry: module nvme_tcp not loaded") != std::string::npos);
+  CHECK(text.find("no tp_btf: module nvme_tcp not loaded") != std::string::npos);
   std::string json = host.ToJson();
   CHECK(json.find("\"ready\": false") != std::string::npos);
   CHECK(json.find("\"chosen\": null") != std::string::npos);
