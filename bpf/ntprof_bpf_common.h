@@ -89,23 +89,26 @@ struct {
  *   NTPROF_STAMPING_ENTRY_HOOK(fn, params, call) (below)
  *       -> <fn>_fentry and <fn>_kprobe (no trampolines) */
 #define NTPROF_UNPAREN(...) __VA_ARGS__
-#define NTPROF_TRACEPOINT_HOOK(tp, params, subject, call)                             \
-	SEC("tp_btf/" #tp)                                                            \
-	int BPF_PROG(tp##_tp, NTPROF_UNPAREN params)                                  \
-	{                                                                             \
-		const bool ntprof_typed __attribute__((unused)) = true; \
-		if (!subject)                                                         \
-			return 0;                                                     \
-		return call;                                                          \
-	}                                                                             \
+/* The raw_tp variant of a tracepoint hook: untyped, the whole handler inline. */
+#define NTPROF_RAW_TRACEPOINT_PROG(tp, params, subject, call)                         \
 	SEC("raw_tp/" #tp)                                                            \
 	int BPF_PROG(tp##_rawtp, NTPROF_UNPAREN params)                               \
 	{                                                                             \
-		const bool ntprof_typed __attribute__((unused)) = false; \
+		const bool ntprof_typed __attribute__((unused)) = false;              \
 		if (!subject)                                                         \
 			return 0;                                                     \
 		return call;                                                          \
 	}
+#define NTPROF_TRACEPOINT_HOOK(tp, params, subject, call)                             \
+	SEC("tp_btf/" #tp)                                                            \
+	int BPF_PROG(tp##_tp, NTPROF_UNPAREN params)                                  \
+	{                                                                             \
+		const bool ntprof_typed __attribute__((unused)) = true;               \
+		if (!subject)                                                         \
+			return 0;                                                     \
+		return call;                                                          \
+	}                                                                             \
+	NTPROF_RAW_TRACEPOINT_PROG(tp, params, subject, call)
 
 /* The same for a hook that only finds and stamps commands already sampled (every hook but the
  * two that take the sampling decision):
@@ -347,14 +350,7 @@ static __always_inline bool ntprof_typed_sqe_sampled(const void *sqe)
 			tp##_tp_sampled(ctx);                                         \
 		return 0;                                                             \
 	}                                                                             \
-	SEC("raw_tp/" #tp)                                                            \
-	int BPF_PROG(tp##_rawtp, NTPROF_UNPAREN params)                               \
-	{                                                                             \
-		const bool ntprof_typed __attribute__((unused)) = false;              \
-		if (!subject)                                                         \
-			return 0;                                                     \
-		return call;                                                          \
-	}
+	NTPROF_RAW_TRACEPOINT_PROG(tp, params, subject, call)
 
 static __always_inline bool ntprof_opcode_is_write(__u8 opcode)
 {
