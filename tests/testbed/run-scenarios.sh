@@ -161,11 +161,11 @@ plan_of() {  # TRANSPORT PROBE_FILE: the hook plan lines of both roles, without 
 }
 
 # The full set on Debian 12's 6.1; on 6.12 (Linux >= 6.5, where NVMe/TCP sends with sock_sendmsg)
-# the hook choice, the four I/O classes on both transports with a drive and a link delay, and QD8
-# over TCP. Recordings land in <share>/out/NAME-KERNEL.
+# the hook choice, the four I/O classes on both transports, the delays of a transport whose hook
+# plan differs from 6.1's, and QD8 over TCP. Recordings land in <share>/out/NAME-KERNEL.
 run_kernel_scenarios() {
   local t
-  scenario "probe: every role and transport attaches, NVMe/TCP on this kernel's send path" probe_run
+  scenario "probe: every role and transport attaches, NVMe/TCP PDUs seen at the device" probe_run
   if [ "$kernel" = 6.1 ]; then
     # The baseline and the delay runs sample every command (-s 1): then each command carries the
     # same probes, and the kernel's own block accounting is ground truth for the end to end.
@@ -176,9 +176,11 @@ run_kernel_scenarios() {
     scenario "$t: four I/O classes, 100 % matched, stages > 0 and summing to end to end" classes_run $t
   done
   # The delay checks prove where each hook's stamp sits. On a later kernel they run for a
-  # transport only when its hook plan there differs from the first kernel's (NVMe/TCP's send path
-  # does from 6.5 on; NVMe/RDMA's plan is the same on 6.1 and 6.12): the same hooks on the same
-  # functions would check the same thing twice, at 5 minutes a transport.
+  # transport only when its hook plan there differs from the first kernel's (today neither does:
+  # NVMe/TCP's PDUs are seen at net_dev_queue on both, NVMe/RDMA's functions are unchanged): the
+  # same hooks on the same events would check the same thing twice, at 5 minutes a transport. The
+  # four I/O classes still run on every kernel, so a kernel's own structures (6.12's skb fragments)
+  # are checked against every record.
   local delayed=""
   for t in tcp rdma; do same_plan_as_first_kernel $t || delayed="$delayed $t"; done
   for t in $delayed; do
