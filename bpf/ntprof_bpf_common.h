@@ -341,6 +341,8 @@ static __always_inline bool ntprof_typed_sqe_sampled(const void *sqe)
 	static __noinline int BPF_PROG(tp##_tp_sampled, NTPROF_UNPAREN params)         \
 	{                                                                             \
 		const bool ntprof_typed __attribute__((unused)) = true;               \
+		if (!subject) /* checked again: the subprogram reads its arguments anew */ \
+			return 0;                                                     \
 		return call;                                                          \
 	}                                                                             \
 	SEC("tp_btf/" #tp)                                                            \

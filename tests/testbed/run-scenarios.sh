@@ -138,6 +138,11 @@ print("'$vm' NVMe/TCP transmit hook:", chosen.get("net_dev_queue"))
 sends = {"kernel_sendpage", "kernel_sendmsg", "sock_sendmsg"} & set(chosen)
 sys.exit(0 if plan["ready"] and "net_dev_queue" in chosen and not sends else 1)' ||
     { echo "FAIL: $vm does not see its NVMe/TCP PDUs at net_dev_queue"; return 1; }
+  # a program of ours the kernel's verifier refuses is a defect even where a fallback attaches
+  # (6.12 types module tracepoint arguments as maybe-NULL: a missing check falls back to raw_tp)
+  if grep -n "rejected by the verifier" "$f"; then
+    echo "FAIL: $vm's verifier refused a program (see $f)"; return 1
+  fi
 }
 probe_run() {  # both VMs at once (each probe loads BPF under TCG for seconds), host's plans first
   local f=$out/probe$k.txt rc=0
