@@ -14,7 +14,7 @@
  * the header there names the command's cid.
  *
  * Why here and not at the socket send calls: one tracepoint run per skb (about 46 guest
- * instructions with the early return) where a trampoline on the send calls cost about 136 a call,
+ * instructions with the early return) where a trampoline on the send calls cost about 150 a call,
  * and a 4 KiB read's reply took three calls (docs/overhead.md, "The third cut"). And the moment is
  * the one the network stage should begin at: the PDU leaves TCP for the device, so the sender's
  * TCP send path counts in its driver stage; the stage stays causal, as nothing of an skb reaches
