@@ -329,12 +329,13 @@ static __always_inline int ntprof_get_sqe(bool typed, const void *sqe, struct nt
  *          in N it keeps. Why: the whole handler inlined kept the decision's fields in stack slots
  *          and made the JIT save and restore callee-saved registers on every command, sampled or
  *          not (docs/overhead.md, "The third cut"). */
-static __always_inline bool ntprof_typed_sqe_sampled(const void *sqe)
+/* The sampling decision on the SQE at sqe_addr: true, with its fields in *sqe, for a sampled
+ * command that is not a fabrics command. Both sides decide with it. */
+static __always_inline bool ntprof_sampled_sqe(const void *sqe_addr, struct ntprof_sqe *sqe,
+					       bool typed)
 {
-	struct ntprof_sqe s;
-
-	return !ntprof_load_sqe(sqe, &s) && s.opcode != NTPROF_OPC_FABRICS &&
-	       ntprof_is_sampled(s.opcode, s.nsid, s.slba, s.nlb, s.cid);
+	return !ntprof_get_sqe(typed, sqe_addr, sqe) && sqe->opcode != NTPROF_OPC_FABRICS &&
+	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
 }
 
 #define NTPROF_DECIDING_TRACEPOINT_HOOK(tp, params, subject, sqe, call)                \
@@ -348,7 +349,8 @@ static __always_inline bool ntprof_typed_sqe_sampled(const void *sqe)
 	SEC("tp_btf/" #tp)                                                            \
 	int BPF_PROG(tp##_tp, NTPROF_UNPAREN params)                                  \
 	{                                                                             \
-		if (subject && ntprof_typed_sqe_sampled(sqe))                         \
+		struct ntprof_sqe ntprof_decided;                                     \
+		if (subject && ntprof_sampled_sqe(sqe, &ntprof_decided, true))        \
 			tp##_tp_sampled(ctx);                                         \
 		return 0;                                                             \
 	}                                                                             \

@@ -177,9 +177,7 @@ static __always_inline int on_nvme_setup_cmd(struct request *rq, void *cmd, bool
 	struct ntprof_sqe sqe;
 	__u32 dev, ctrl;
 
-	if (ntprof_get_sqe(typed, cmd, &sqe) || sqe.opcode == NTPROF_OPC_FABRICS)
-		return 0;
-	if (!ntprof_is_sampled(sqe.opcode, sqe.nsid, sqe.slba, sqe.nlb, sqe.cid))
+	if (!ntprof_sampled_sqe(cmd, &sqe, typed))
 		return 0;
 	/* sampled: only now pay for the rest */
 	if (!host_watched_queue(rq, typed, &dev, &ctrl))

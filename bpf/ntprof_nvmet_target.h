@@ -78,15 +78,6 @@ static __always_inline struct ntprof_record *target_lookup_req(void *req)
 	return ntprof_inflight_find(&inflight, (__u64)req);
 }
 
-/* The sampling decision on the SQE at sqe_addr: true, with its fields in *sqe, for a sampled
- * command that is not a fabrics command. */
-static __always_inline bool target_sampled_sqe(const void *sqe_addr, struct ntprof_sqe *sqe,
-					       bool typed)
-{
-	return !ntprof_get_sqe(typed, sqe_addr, sqe) && sqe->opcode != NTPROF_OPC_FABRICS &&
-	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
-}
-
 /* The record of a sampled command on submission queue sq, in *rec (stamped by on_nvmet_req_init).
  * false for the admin queue, which is not profiled (the host side skips it too). */
 static __always_inline bool target_new_record(struct nvmet_sq___ntprof *sq,

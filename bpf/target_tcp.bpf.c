@@ -42,7 +42,7 @@ static __always_inline bool target_command_arrives(struct nvmet_req___ntprof *re
 {
 	struct ntprof_sqe s;
 
-	if (!target_sampled_sqe(sqe ? sqe : NTPROF_READ(typed, req, cmd), &s, typed))
+	if (!ntprof_sampled_sqe(sqe ? sqe : NTPROF_READ(typed, req, cmd), &s, typed))
 		return false;
 	if (!sq)
 		sq = NTPROF_READ(typed, req, sq);
