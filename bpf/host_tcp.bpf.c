@@ -9,8 +9,9 @@
  *       network device, recognised among its page fragments by the command's PDU buffer
  *       (nvme_tcp_request.pdu, noted at H1; ntprof_tcp_xmit.h). Nothing of the capsule reaches
  *       the target before it, so the network stage is never negative.
- *   H3  skb_copy_bits return: the first reply PDU header (C2HData for reads, the response capsule
- *       otherwise) complete in queue->pdu, the queue found by the skb's socket
+ *   H3  nvme_tcp_recv_skb entry: the first reply PDU header (C2HData for reads, the response
+ *       capsule otherwise) in the bytes of the skb the driver is about to read, found by walking
+ *       them from the queue's receive state (the queue is the call's desc->arg.data)
  *   H4  = H5: nvme_complete_rq ends the request in the same call chain (one program
  *       run per I/O less; the status is read at H5)
  *   H5  tracepoint block:block_rq_complete     the record is emitted here
@@ -19,8 +20,9 @@
  *   components: response capsule header (H_RESPONSE_RECEIVED), first R2T header (H_R2T_RECEIVED),
  *   the last H2CData PDU queued to the device (H_DATA_SENT).
  *
- * Why the socket layer for H3: nvme_tcp's own receive helpers are inlined on Debian's kernels
- * (see docs/hooks.md); the PDU headers pass through skb_copy_bits as copies of their own.
+ * Why nvme_tcp_recv_skb for H3: the driver's own receive helpers are inlined on Debian's kernels
+ * (see docs/hooks.md), but the read_sock actor cannot be, and it runs once per skb (about 2 per
+ * 4 KiB read) where skb_copy_bits, which copies each header out, ran 3 times.
  *
  * Variants (one is chosen per hook by the agent's HookPlan): _tp = tp_btf, _rawtp = raw tracepoint,
  * _fentry/_fexit = BPF trampoline, _kprobe/_kretprobe = kprobes (the entry saves the arguments).
@@ -29,6 +31,7 @@
 #include "ntprof_host_block.h"
 #define NTPROF_HOST_TRANSPORT NTPROF_TRANSPORT_TCP
 #include "ntprof_nvme_host.h"
+#include "ntprof_skb.h"
 #include "ntprof_tcp_xmit.h"
 
 /* What we know of one NVMe/TCP socket: its queue. Slots in an array (ntprof_slots.h), keyed by
@@ -52,12 +55,6 @@ NTPROF_SLOT_ARRAY(host_socks, struct host_sock);
  * The pair is fixed for the request's life, so entries are never deleted; a send that begins at an
  * address here still stamps only a command in the in-flight table whose cid its header names. */
 NTPROF_INDEX_TABLE(pdu_requests);
-
-enum host_kprobe_hook {
-	HOOK_SKB_COPY_BITS = 3,
-};
-
-
 
 /* ---- NVMe/TCP sockets ---- */
 
@@ -180,49 +177,91 @@ static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first
 
 /* ---- H3: reply PDU headers ---- */
 
-/* The known NVMe/TCP socket skb was received on, if `to` is inside its queue's PDU header buffer
- * (where nvme_tcp_recv_skb copies headers to), else NULL. Frag-list skbs, which skb_copy_bits
- * recurses into with the same destination, have no socket: only the driver's own call matches. */
-static __always_inline struct host_sock *host_header_copy(struct sk_buff *skb, __u64 to, bool typed)
+/* The state of NVMe/TCP host queue q if the programs have learned its socket, else NULL. */
+static __always_inline struct host_sock *host_sock_of_queue(__u64 q)
 {
-	struct sock *sk = NTPROF_READ(typed, skb, sk);
-	struct host_sock *s = sk ? host_sock_find(sk, typed) : NULL;
+	struct nvme_tcp_queue___ntprof *queue = (void *)q;
+	struct sock *sk = BPF_CORE_READ(queue, sock, sk);
+	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
 
-	return s && to >= s->pdu && to < s->pdu + s->hdr_len ? s : NULL;
+	return s && s->queue == q ? s : NULL;
 }
 
-/* skb_copy_bits(skb, offset, to, len) returned ret: if it completed a PDU header in the receive
- * buffer of the queue the skb came on, stamp the command it names. */
-static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int len, int ret,
-					     bool typed)
-{
-	struct host_sock *s;
-	__u64 at = (__u64)to;
-	struct ntprof_record *rec;
-	__u8 h[NTPROF_PDU_SMALL_HLEN];
-	__u16 cid;
+/* Where nvme_tcp_recv_skb() is in one skb of a queue's byte stream, walked the way it will walk
+ * it: a PDU header (pdu_remaining bytes still to come, pdu_offset already in queue->pdu), then a
+ * C2HData PDU's data (data_remaining) and data digest (ddgst_remaining). */
+struct reply_scan {
+	__u64 skb;              /* struct sk_buff *, as a number */
+	__u64 pdu;              /* queue->pdu */
 	__u64 now;
+	__u64 data_remaining;
+	__u64 ddgst_remaining;
+	__u32 at, end;          /* skb offsets: the next unread byte, the end of what this call reads */
+	__u32 pdu_remaining;
+	__u32 pdu_offset;
+	__u32 ctrl;
+	__u16 qid;
+	__u16 hdr_len;
+	bool data_digest;
+};
 
-	/* Most calls are not nvme_tcp's, and most of nvme_tcp's come while nothing sampled is in
-	 * flight: one array read for them. A reply can only name a command sent before it, so one to
-	 * a sampled command comes after the gate opened, on a socket its capsule's send taught. */
-	if (ntprof_nothing_sampled_in_flight())
-		return;
-	s = host_header_copy(skb, at, typed);
-	if (!s || ret || at - s->pdu + len != s->hdr_len)
-		return;
-	if (bpf_probe_read_kernel(h, sizeof(h), (void *)s->pdu))
-		return;
+/* One byte of the header being read: header byte k, of which the first pdu_offset are already in
+ * queue->pdu (the header began in an earlier skb) and the rest begin at skb offset c->at. */
+static __always_inline bool reply_header_byte(const struct reply_scan *c, __u32 k, __u8 *dst)
+{
+	__u32 avail;
+	__u64 from = k < c->pdu_offset ? c->pdu + k
+				       : skb_byte_address((void *)c->skb, c->at + k - c->pdu_offset,
+							  &avail);
+
+	return from && !bpf_probe_read_kernel(dst, 1, (void *)from);
+}
+
+/* The fields of the header at c->at that the stamps need (type, flags, both cid places, the
+ * C2HData data length) into h. Usually the whole header is in one piece of the skb: one read. */
+static __always_inline bool reply_header_read(const struct reply_scan *c,
+					      __u8 h[NTPROF_PDU_SMALL_HLEN])
+{
+	const __u32 needed[] = {0,
+				1,
+				NTPROF_PDU_DATA_CID,
+				NTPROF_PDU_DATA_CID + 1,
+				NTPROF_PDU_C2H_DATA_LENGTH,
+				NTPROF_PDU_C2H_DATA_LENGTH + 1,
+				NTPROF_PDU_C2H_DATA_LENGTH + 2,
+				NTPROF_PDU_C2H_DATA_LENGTH + 3,
+				NTPROF_PDU_RSP_CID,
+				NTPROF_PDU_RSP_CID + 1};
+	__u32 avail = 0;
+	__u64 from = c->pdu_offset ? 0 : skb_byte_address((void *)c->skb, c->at, &avail);
+
+	if (from && avail >= NTPROF_PDU_SMALL_HLEN)
+		return !bpf_probe_read_kernel(h, NTPROF_PDU_SMALL_HLEN, (void *)from);
+	/* split between queue->pdu and the skb, or across two pieces of the skb: rare */
+#pragma unroll
+	for (int i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		if (!reply_header_byte(c, needed[i], &h[needed[i]]))
+			return false;
+	return true;
+}
+
+/* A reply PDU header h arrived on the queue: stamp the sampled command it names. */
+static __always_inline void reply_header_arrived(struct reply_scan *c,
+						 const __u8 h[NTPROF_PDU_SMALL_HLEN])
+{
+	struct ntprof_record *rec;
+	__u16 cid;
+
 	if (h[0] == NTPROF_PDU_RSP)
 		cid = *(__u16 *)&h[NTPROF_PDU_RSP_CID];
 	else if (h[0] == NTPROF_PDU_C2H_DATA || h[0] == NTPROF_PDU_R2T)
 		cid = *(__u16 *)&h[NTPROF_PDU_DATA_CID];
 	else
 		return;
-	rec = host_lookup_cid(s->ctrl, s->qid, cid);
+	rec = host_lookup_cid(c->ctrl, c->qid, cid);
 	if (!rec)
 		return;
-	now = bpf_ktime_get_ns();
+	__u64 now = ntprof_now_once(&c->now);
 	if (h[0] == NTPROF_PDU_R2T) {
 		if (!rec->stamps[NTPROF_H_R2T_RECEIVED])
 			rec->stamps[NTPROF_H_R2T_RECEIVED] = now;
@@ -235,28 +274,85 @@ static __always_inline void on_skb_copy_bits(struct sk_buff *skb, void *to, int 
 		rec->stamps[NTPROF_H_RESPONSE_RECEIVED] = now;
 }
 
-NTPROF_STAMPING_PROG(skb_copy_bits_fexit, "fexit/skb_copy_bits", true,
-		     (struct sk_buff *skb, int offset, void *to, int len, int ret), 1,
-		     ({ on_skb_copy_bits(skb, to, len, ret, true); 0; }))
-
-SEC("kprobe/skb_copy_bits")
-int BPF_KPROBE(skb_copy_bits_kprobe, struct sk_buff *skb, int offset, void *to, int len)
+/* One step of the walk (a bpf_loop callback): skip to the next header, and if all of it is in
+ * this call's bytes, read it and stamp. 1 stops the walk. */
+static int reply_scan_step(__u32 index, struct reply_scan *c)
 {
-	/* save only the copies that can matter: most skb_copy_bits calls are not ours */
-	if (!ntprof_nothing_sampled_in_flight() && host_header_copy(skb, (__u64)to, false))
-		ntprof_save_args(HOOK_SKB_COPY_BITS, ctx, (__u64)skb, (__u64)to, len, 0, 0);
+	__u32 left = c->end - c->at;
+	__u8 h[NTPROF_PDU_SMALL_HLEN];
+
+	if (!c->pdu_remaining) {
+		/* in a C2HData PDU's data or data digest: the next header begins after them */
+		__u64 skip = c->ddgst_remaining
+				     ? c->ddgst_remaining
+				     : c->data_remaining + (c->data_digest ? NTPROF_PDU_DIGEST_LEN : 0);
+
+		if (skip >= left)
+			return 1;
+		c->at += skip;
+		left -= skip;
+		c->pdu_remaining = c->hdr_len;
+		c->pdu_offset = 0;
+		c->ddgst_remaining = 0;
+	}
+	if (c->pdu_remaining > left || !reply_header_read(c, h))
+		return 1; /* the header completes in a later skb: that call stamps it */
+	reply_header_arrived(c, h);
+	c->at += c->pdu_remaining;
+	if (h[0] == NTPROF_PDU_C2H_DATA) {
+		c->pdu_remaining = 0;
+		c->data_remaining = *(__u32 *)&h[NTPROF_PDU_C2H_DATA_LENGTH];
+	} else if (h[0] == NTPROF_PDU_RSP || h[0] == NTPROF_PDU_R2T) {
+		c->pdu_remaining = c->hdr_len;
+		c->pdu_offset = 0;
+	} else {
+		return 1; /* a PDU the host ends the queue on */
+	}
 	return 0;
 }
 
-SEC("kretprobe/skb_copy_bits")
-int BPF_KRETPROBE(skb_copy_bits_kretprobe, int ret)
-{
-	struct ntprof_saved_key k;
-	struct ntprof_saved_args *a = ntprof_saved_args(HOOK_SKB_COPY_BITS, ctx, &k);
+/* The most PDU headers one skb is searched for: a 64 KiB GRO skb of 4 KiB read replies holds
+ * about 30 (a C2HData and a response each). */
+#define NTPROF_REPLY_HEADERS_MAX 64
 
-	if (!a)
+/* nvme_tcp_recv_skb(desc, skb, offset, len) is about to read len bytes of skb from offset for
+ * queue desc->arg.data: find the reply PDU headers among them and stamp the sampled commands
+ * they name. The queue's receive state says where the first header begins; each header's type
+ * and data length say where the next does. */
+static __always_inline int on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct sk_buff *skb,
+						__u32 offset, __u64 len, bool typed)
+{
+	__u64 q;
+	struct host_sock *s;
+	struct nvme_tcp_queue___ntprof *queue;
+	struct reply_scan c = {};
+
+	/* A reply can only name a command sent before it, so one to a sampled command comes after
+	 * the gate opened, on a socket its capsule's send taught. */
+	if (ntprof_nothing_sampled_in_flight())
 		return 0;
-	on_skb_copy_bits((void *)a->arg[0], (void *)a->arg[1], (int)a->arg[2], ret, false);
-	bpf_map_delete_elem(&kprobe_args, &k);
+	q = (__u64)NTPROF_READ(typed, desc, arg.data);
+	s = q ? host_sock_of_queue(q) : NULL;
+	if (!s)
+		return 0;
+	queue = (void *)q;
+	c.skb = ntprof_as_number(skb);
+	c.pdu = s->pdu;
+	c.ctrl = s->ctrl;
+	c.qid = s->qid;
+	c.hdr_len = s->hdr_len;
+	c.at = offset;
+	c.end = offset + len;
+	c.pdu_remaining = BPF_CORE_READ(queue, pdu_remaining);
+	c.pdu_offset = BPF_CORE_READ(queue, pdu_offset);
+	c.data_remaining = BPF_CORE_READ(queue, data_remaining);
+	c.ddgst_remaining = BPF_CORE_READ(queue, ddgst_remaining);
+	c.data_digest = BPF_CORE_READ(queue, data_digest);
+	bpf_loop(NTPROF_REPLY_HEADERS_MAX, reply_scan_step, &c, 0);
 	return 0;
 }
+
+NTPROF_STAMPING_ENTRY_HOOK(nvme_tcp_recv_skb,
+			   (read_descriptor_t *desc, struct sk_buff *skb, unsigned int offset,
+			    size_t len),
+			   on_nvme_tcp_recv_skb(desc, skb, offset, len, ntprof_typed))

@@ -43,8 +43,14 @@ struct nvme_ns___ntprof {
 struct nvme_tcp_ctrl___ntprof;
 struct nvme_tcp_queue___ntprof {
 	struct socket *sock;
+	/* receive state (nvme_tcp_recv_state() decides by these) */
 	void *pdu;          /* receive buffer of the PDU header being read */
+	int pdu_remaining;  /* header bytes still to come */
+	int pdu_offset;     /* header bytes already in pdu */
+	size_t data_remaining;  /* of a C2HData PDU's data */
+	size_t ddgst_remaining; /* of its data digest */
 	bool hdr_digest;
+	bool data_digest;
 	struct nvme_tcp_ctrl___ntprof *ctrl;
 } NTPROF_CORE;
 
@@ -171,6 +177,7 @@ enum ntprof_pdu_type {
 #define NTPROF_PDU_SMALL_HLEN 24 /* response, C2HData, H2CData, R2T */
 #define NTPROF_PDU_DATA_CID 8    /* command_id in C2HData, H2CData and R2T headers */
 #define NTPROF_PDU_RSP_CID 20    /* command_id of the CQE in a response capsule (8 + 12) */
+#define NTPROF_PDU_C2H_DATA_LENGTH 16 /* data_length (le32) of a C2HData header (after cid, ttag, data_offset) */
 #define NTPROF_PDU_DIGEST_LEN 4
 #define NTPROF_PDU_F_DATA_SUCCESS 0x08 /* C2HData that also completes the command (no response) */
 

@@ -29,6 +29,8 @@
 #ifndef NTPROF_TCP_XMIT_H
 #define NTPROF_TCP_XMIT_H
 
+#include "ntprof_skb.h"
+
 static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
 						__u64 *now);
 
@@ -40,38 +42,11 @@ static __always_inline __u64 ntprof_now_once(__u64 *now)
 	return *now;
 }
 
-/* The kernel address of an skb fragment's first byte, and its length. skb_frag_t is struct
- * bio_vec on Linux 6.1 and struct skb_frag (a netmem reference, the struct page * for page memory)
- * on later kernels; the agent's vmlinux.h has the latter, 6.1's BTF the former. */
-static __always_inline __u64 skb_frag_first_byte(const void *frag, __u32 *len)
-{
-	__u64 page, offset;
-
-	if (bpf_core_field_exists(struct skb_frag, netmem)) {
-		const struct skb_frag *f = frag;
-
-		page = BPF_CORE_READ(f, netmem);
-		offset = BPF_CORE_READ(f, offset);
-		*len = BPF_CORE_READ(f, len);
-	} else {
-		const struct bio_vec *f = frag;
-
-		page = (__u64)BPF_CORE_READ(f, bv_page);
-		offset = BPF_CORE_READ(f, bv_offset);
-		*len = BPF_CORE_READ(f, bv_len);
-	}
-	return (__u64)ntprof_page_address(page) + offset;
-}
-
-/* More than any kernel's CONFIG_MAX_SKB_FRAGS (17 by default, 45 at most). */
-#define NTPROF_SKB_FRAGS_MAX 45
-
 /* skb is queued to a network device: hand each of its page fragments to the side. TCP's headers
  * are in the skb's linear part; the PDUs the drivers hand over as pages are all in fragments. */
 static __always_inline int on_net_dev_queue(struct sk_buff *skb)
 {
-	struct skb_shared_info *shinfo =
-		(void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	struct skb_shared_info *shinfo = ntprof_skb_shinfo(skb);
 	const void *frags = (void *)shinfo + bpf_core_field_offset(struct skb_shared_info, frags);
 	__u32 nr_frags = BPF_CORE_READ(shinfo, nr_frags);
 	__u64 now = 0;

@@ -61,8 +61,10 @@ HookSpec TcpTransmitHook(const std::string& stamps, const char* types_module, co
 std::vector<HookSpec> HostTcpHooks() {
   std::vector<HookSpec> hooks = {SetupCmdHook(kNvmeTcpHint)};
   hooks.push_back(TcpTransmitHook("H2, H_DATA_SENT", "nvme_tcp", kNvmeTcpHint));
-  hooks.push_back(FunctionHook("skb_copy_bits", "", "", "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED",
-                               true, true, kNvmeTcpHint));
+  // the reply PDU headers, read out of each skb the driver is about to read (bpf/host_tcp.bpf.c)
+  hooks.push_back(FunctionHook("nvme_tcp_recv_skb", "nvme_tcp", "nvme_tcp",
+                               "H3, H_RESPONSE_RECEIVED, H_R2T_RECEIVED", true, false,
+                               kNvmeTcpHint));
   hooks.push_back(HostCompletionHook());
   return hooks;
 }

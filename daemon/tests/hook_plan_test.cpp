@@ -38,8 +38,9 @@ TEST_CASE("debian_61_prefers_btf_tracepoints_and_trampolines") {
   CHECK_FALSE(Planned(host, "nvme_complete_rq"));  // H4 is stamped at H5 (ntprof_nvme_host.h)
   CHECK(Chosen(host, "net_dev_queue") == "tp_btf");  // the capsule seen leaving at the device
   CHECK_FALSE(Planned(host, "kernel_sendpage"));
-  CHECK(Chosen(host, "skb_copy_bits") == "fexit");  // its queue from the skb's socket
-  CHECK_FALSE(Planned(host, "nvme_tcp_recv_skb"));
+  // the reply headers read out of each skb the driver reads: one run per skb, not per header
+  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "fentry");
+  CHECK_FALSE(Planned(host, "skb_copy_bits"));
   CHECK(host.MissingOptional().empty());
 
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
@@ -60,9 +61,8 @@ TEST_CASE("chosen_variant_programs_are_the_only_ones_loaded") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::vector<std::string> progs = host.ChosenPrograms();
-  CHECK(std::count(progs.begin(), progs.end(), "skb_copy_bits_fexit") == 1);
-  CHECK(std::count(progs.begin(), progs.end(), "skb_copy_bits_kprobe") == 0);
-  CHECK(std::count(progs.begin(), progs.end(), "skb_copy_bits_kretprobe") == 0);
+  CHECK(std::count(progs.begin(), progs.end(), "nvme_tcp_recv_skb_fentry") == 1);
+  CHECK(std::count(progs.begin(), progs.end(), "nvme_tcp_recv_skb_kprobe") == 0);
   CHECK(std::count(progs.begin(), progs.end(), "net_dev_queue_rawtp") == 0);
   CHECK(std::count(progs.begin(), progs.end(), "nvme_setup_cmd_tp") == 1);
 }
@@ -72,11 +72,11 @@ TEST_CASE("fentry_refused_falls_back_to_kprobe_pairs") {
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   CHECK(host.CheckRequired().ok());
-  CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
-  CHECK(Hook(host, "skb_copy_bits").variants[0].reason.find("EPERM") != std::string::npos);
-  const VariantVerdict* v = Hook(host, "skb_copy_bits").chosen_variant();
+  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "kprobe");
+  CHECK(Hook(host, "nvme_tcp_recv_skb").variants[0].reason.find("EPERM") != std::string::npos);
+  const VariantVerdict* v = Hook(host, "nvme_tcp_recv_skb").chosen_variant();
   REQUIRE(v);
-  CHECK(v->programs == std::vector<std::string>{"skb_copy_bits_kprobe", "skb_copy_bits_kretprobe"});
+  CHECK(v->programs == std::vector<std::string>{"nvme_tcp_recv_skb_kprobe"});
   HookPlan target = PlanHooks(Role::kTarget, v1::TRANSPORT_TCP, k, {});
   CHECK(Chosen(target, "net_dev_queue") == "tp_btf");  // tracepoints do not need trampolines
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");
@@ -91,9 +91,9 @@ TEST_CASE("fentry_refused_and_no_kprobes_names_both_reasons") {
   absl::Status s = host.CheckRequired();
   REQUIRE_FALSE(s.ok());
   std::string msg(s.message());
-  CHECK(msg.find("cannot attach skb_copy_bits") == 0);
-  CHECK(msg.find("fexit: fentry/fexit refused") != std::string::npos);  // a return hook
-  CHECK(msg.find("kretprobe: kprobes not available") != std::string::npos);
+  CHECK(msg.find("cannot attach nvme_tcp_recv_skb") == 0);
+  CHECK(msg.find("fentry: fentry/fexit refused") != std::string::npos);
+  CHECK(msg.find("kprobe: kprobes not available") != std::string::npos);
 }
 
 TEST_CASE("missing_module_stops_with_its_name_and_the_fix") {
@@ -150,7 +150,7 @@ TEST_CASE("both_kernels_see_tcp_pdus_leave_at_the_device") {
   FakeKernelFacts k = FakeKernelFacts::Debian612();
   k.fentry = {false, "fentry/fexit refused by this kernel: EPERM"};
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
-  CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
+  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "kprobe");
   CHECK(Chosen(host, "net_dev_queue") == "tp_btf");
 }
 
@@ -167,7 +167,7 @@ TEST_CASE("optional_hook_missing_only_removes_its_component") {
 TEST_CASE("prefer_moves_a_type_first_but_keeps_fallbacks") {
   FakeKernelFacts k = FakeKernelFacts::Debian61();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {.prefer_attach = "kprobe"});
-  CHECK(Chosen(host, "skb_copy_bits") == "kretprobe");
+  CHECK(Chosen(host, "nvme_tcp_recv_skb") == "kprobe");
   CHECK(Chosen(host, "nvme_setup_cmd") == "tp_btf");  // tracepoints have no kprobe variant
   CHECK(Chosen(host, "net_dev_queue") == "tp_btf");
 }
@@ -195,7 +195,7 @@ TEST_CASE("plan_renders_text_and_json") {
   FakeKernelFacts k = FakeKernelFacts::DevMachine();
   HookPlan host = PlanHooks(Role::kHost, v1::TRANSPORT_TCP, k, {});
   std::string text = host.ToText();
-  CHECK(text.find("skb_copy_bits  [required]") != std::string::npos);
+  CHECK(text.find("nvme_tcp_recv_skb  [required]") != std::string::npos);
   CHECK(text.find("no tp_btf: module nvme_tcp not loaded") != std::string::npos);
   std::string json = host.ToJson();
   CHECK(json.find("\"ready\": false") != std::string::npos);

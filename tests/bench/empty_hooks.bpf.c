@@ -8,8 +8,9 @@
  * any program at those points (trampoline or tracepoint dispatch, bpf_stats' clock reads, and under
  * emulation the translated code around them). A hook of the agent cannot cost less than its empty
  * twin, so the agent's cost above the floor is what its code can still cut. A few are points the
- * agent does not use (nvme_tcp_recv_skb): attached with bpf_stats on, their run_cnt says how often
- * a candidate hook would run per I/O (docs/overhead.md, "The third cut").
+ * agent no longer uses (the socket send calls, skb_copy_bits): attached with bpf_stats on, their
+ * run_cnt says how often a candidate hook would run per I/O (docs/overhead.md, "The third cut",
+ * "The fourth cut").
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>

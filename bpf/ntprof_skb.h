@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * ntprof_skb.h - where an skb's bytes are: its linear part, its page fragments and the skbs of its
+ * frag list, read through CO-RE on any kernel. Both NVMe/TCP sides read PDU headers out of skbs
+ * themselves (ntprof_tcp_xmit.h for the ones leaving, host_tcp.bpf.c for the ones arriving),
+ * because the drivers' own helpers that touch them are inlined.
+ */
+#ifndef NTPROF_SKB_H
+#define NTPROF_SKB_H
+
+/* More than any kernel's CONFIG_MAX_SKB_FRAGS (17 by default, 45 at most). */
+#define NTPROF_SKB_FRAGS_MAX 45
+/* The skbs of a frag list searched after the head's own bytes (GRO chains segments there when
+ * the head's fragments are full). */
+#define NTPROF_SKB_FRAG_LIST_MAX 4
+
+static __always_inline struct skb_shared_info *ntprof_skb_shinfo(const struct sk_buff *skb)
+{
+	return (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+}
+
+/* The kernel address of an skb fragment's first byte, and its length. skb_frag_t is struct
+ * bio_vec on Linux 6.1 and struct skb_frag (a netmem reference, the struct page * for page memory)
+ * on later kernels; the agent's vmlinux.h has the latter, 6.1's BTF the former. */
+static __always_inline __u64 skb_frag_first_byte(const void *frag, __u32 *len)
+{
+	__u64 page, offset;
+
+	if (bpf_core_field_exists(struct skb_frag, netmem)) {
+		const struct skb_frag *f = frag;
+
+		page = BPF_CORE_READ(f, netmem);
+		offset = BPF_CORE_READ(f, offset);
+		*len = BPF_CORE_READ(f, len);
+	} else {
+		const struct bio_vec *f = frag;
+
+		page = (__u64)BPF_CORE_READ(f, bv_page);
+		offset = BPF_CORE_READ(f, bv_offset);
+		*len = BPF_CORE_READ(f, bv_len);
+	}
+	return (__u64)ntprof_page_address(page) + offset;
+}
+
+/* Byte *at of skb's own data (linear part, then page fragments): its kernel address, and in
+ * *avail how many bytes of the same piece begin there. 0 when skb's own data ends before it; *at
+ * is then what is left to skip in the skbs after it. */
+static __always_inline __u64 skb_own_byte_address(const struct sk_buff *skb, __u32 *at,
+						  __u32 *avail)
+{
+	__u32 headlen = BPF_CORE_READ(skb, len) - BPF_CORE_READ(skb, data_len);
+	struct skb_shared_info *shinfo;
+	const void *frags;
+	__u32 nr_frags;
+
+	if (*at < headlen) {
+		*avail = headlen - *at;
+		return (__u64)BPF_CORE_READ(skb, data) + *at;
+	}
+	*at -= headlen;
+	shinfo = ntprof_skb_shinfo(skb);
+	frags = (void *)shinfo + bpf_core_field_offset(struct skb_shared_info, frags);
+	nr_frags = BPF_CORE_READ(shinfo, nr_frags);
+	for (__u32 i = 0; i < NTPROF_SKB_FRAGS_MAX && i < nr_frags; i++) {
+		__u32 len;
+		__u64 first_byte = skb_frag_first_byte(frags + i * bpf_core_type_size(skb_frag_t), &len);
+
+		if (*at < len) {
+			*avail = len - *at;
+			return first_byte + *at;
+		}
+		*at -= len;
+	}
+	return 0;
+}
+
+/* Byte `at` of skb's data, counted as skb_copy_bits() counts it (the head's own bytes, then each
+ * skb of its frag list): its kernel address and, in *avail, how many bytes of the same piece begin
+ * there; 0 beyond what is searched. */
+static __always_inline __u64 skb_byte_address(const struct sk_buff *skb, __u32 at, __u32 *avail)
+{
+	__u64 address = skb_own_byte_address(skb, &at, avail);
+	const struct sk_buff *part;
+
+	if (address)
+		return address;
+	part = BPF_CORE_READ(ntprof_skb_shinfo(skb), frag_list);
+	for (__u32 i = 0; i < NTPROF_SKB_FRAG_LIST_MAX && part; i++) {
+		address = skb_own_byte_address(part, &at, avail);
+		if (address)
+			return address;
+		part = BPF_CORE_READ(part, next);
+	}
+	return 0;
+}
+
+#endif /* NTPROF_SKB_H */
