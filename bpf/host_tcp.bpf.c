@@ -211,8 +211,8 @@ static __always_inline bool reply_header_byte(const struct reply_scan *c, __u32 
 {
 	__u32 avail;
 	__u64 from = k < c->pdu_offset ? c->pdu + k
-				       : skb_byte_address((void *)c->skb, c->at + k - c->pdu_offset,
-							  &avail);
+				       : ntprof_skb_byte_address(c->skb, c->at + k - c->pdu_offset,
+								 &avail);
 
 	return from && !bpf_probe_read_kernel(dst, 1, (void *)from);
 }
@@ -233,7 +233,7 @@ static __always_inline bool reply_header_read(const struct reply_scan *c,
 				NTPROF_PDU_RSP_CID,
 				NTPROF_PDU_RSP_CID + 1};
 	__u32 avail = 0;
-	__u64 from = c->pdu_offset ? 0 : skb_byte_address((void *)c->skb, c->at, &avail);
+	__u64 from = c->pdu_offset ? 0 : ntprof_skb_byte_address(c->skb, c->at, &avail);
 
 	if (from && avail >= NTPROF_PDU_SMALL_HLEN)
 		return !bpf_probe_read_kernel(h, NTPROF_PDU_SMALL_HLEN, (void *)from);

@@ -74,17 +74,23 @@ static __always_inline __u64 skb_own_byte_address(const struct sk_buff *skb, __u
 	return 0;
 }
 
-/* Byte `at` of skb's data, counted as skb_copy_bits() counts it (the head's own bytes, then each
- * skb of its frag list): its kernel address and, in *avail, how many bytes of the same piece begin
- * there; 0 beyond what is searched. */
-static __always_inline __u64 skb_byte_address(const struct sk_buff *skb, __u32 at, __u32 *avail)
+/* Byte `at` of the data of skb (a struct sk_buff *, as a number), counted as skb_copy_bits()
+ * counts it (the head's own bytes, then each skb of its frag list): its kernel address and, in
+ * *avail, how many bytes of the same piece begin there; 0 beyond what is searched. A global
+ * function, so the verifier checks its loops once, not at every call (6.12's verifier gave up on
+ * the inlined walks of a header's bytes: "BPF program is too large"). */
+__noinline __u64 ntprof_skb_byte_address(__u64 skb, __u32 at, __u32 *avail)
 {
-	__u64 address = skb_own_byte_address(skb, &at, avail);
+	const struct sk_buff *head = (const struct sk_buff *)skb;
 	const struct sk_buff *part;
+	__u64 address;
 
+	if (!avail)
+		return 0;
+	address = skb_own_byte_address(head, &at, avail);
 	if (address)
 		return address;
-	part = BPF_CORE_READ(ntprof_skb_shinfo(skb), frag_list);
+	part = BPF_CORE_READ(ntprof_skb_shinfo(head), frag_list);
 	for (__u32 i = 0; i < NTPROF_SKB_FRAG_LIST_MAX && part; i++) {
 		address = skb_own_byte_address(part, &at, avail);
 		if (address)
