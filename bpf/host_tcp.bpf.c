@@ -21,11 +21,11 @@
  *   the last H2CData PDU queued to the device (H_DATA_SENT).
  *
  * Why nvme_tcp_recv_skb for H3: the driver's own receive helpers are inlined on Debian's kernels
- * (see docs/hooks.md), but the read_sock actor cannot be, and it runs once per skb (about 2 per
- * 4 KiB read) where skb_copy_bits, which copies each header out, ran 3 times.
+ * (see docs/hooks.md), but the read_sock actor cannot be, and it runs once per skb (once or twice
+ * per 4 KiB read) where skb_copy_bits, which copies each header out, ran 3 times.
  *
  * Variants (one is chosen per hook by the agent's HookPlan): _tp = tp_btf, _rawtp = raw tracepoint,
- * _fentry/_fexit = BPF trampoline, _kprobe/_kretprobe = kprobes (the entry saves the arguments).
+ * _fentry = BPF trampoline, _kprobe = kprobe.
  */
 #include "ntprof_bpf_common.h"
 #include "ntprof_host_block.h"
@@ -191,7 +191,7 @@ static __always_inline struct host_sock *host_sock_of_queue(__u64 q)
  * it: a PDU header (pdu_remaining bytes still to come, pdu_offset already in queue->pdu), then a
  * C2HData PDU's data (data_remaining) and data digest (ddgst_remaining). */
 struct reply_scan {
-	__u64 skb;              /* struct sk_buff *, as a number */
+	struct ntprof_skb_cursor bytes; /* where the skb's bytes are */
 	__u64 pdu;              /* queue->pdu */
 	__u64 now;
 	__u64 data_remaining;
@@ -207,19 +207,19 @@ struct reply_scan {
 
 /* One byte of the header being read: header byte k, of which the first pdu_offset are already in
  * queue->pdu (the header began in an earlier skb) and the rest begin at skb offset c->at. */
-static __always_inline bool reply_header_byte(const struct reply_scan *c, __u32 k, __u8 *dst)
+static __always_inline bool reply_header_byte(struct reply_scan *c, __u32 k, __u8 *dst)
 {
 	__u32 avail;
 	__u64 from = k < c->pdu_offset ? c->pdu + k
-				       : ntprof_skb_byte_address(c->skb, c->at + k - c->pdu_offset,
-								 &avail);
+				       : ntprof_skb_cursor_seek(&c->bytes, c->at + k - c->pdu_offset,
+								&avail);
 
 	return from && !bpf_probe_read_kernel(dst, 1, (void *)from);
 }
 
 /* The fields of the header at c->at that the stamps need (type, flags, both cid places, the
  * C2HData data length) into h. Usually the whole header is in one piece of the skb: one read. */
-static __always_inline bool reply_header_read(const struct reply_scan *c,
+static __always_inline bool reply_header_read(struct reply_scan *c,
 					      __u8 h[NTPROF_PDU_SMALL_HLEN])
 {
 	const __u32 needed[] = {0,
@@ -233,7 +233,7 @@ static __always_inline bool reply_header_read(const struct reply_scan *c,
 				NTPROF_PDU_RSP_CID,
 				NTPROF_PDU_RSP_CID + 1};
 	__u32 avail = 0;
-	__u64 from = c->pdu_offset ? 0 : ntprof_skb_byte_address(c->skb, c->at, &avail);
+	__u64 from = c->pdu_offset ? 0 : ntprof_skb_cursor_seek(&c->bytes, c->at, &avail);
 
 	if (from && avail >= NTPROF_PDU_SMALL_HLEN)
 		return !bpf_probe_read_kernel(h, NTPROF_PDU_SMALL_HLEN, (void *)from);
@@ -295,8 +295,10 @@ static int reply_scan_step(__u32 index, struct reply_scan *c)
 		c->pdu_offset = 0;
 		c->ddgst_remaining = 0;
 	}
+	/* a header that completes in a later skb is stamped by that skb's call; one the walk cannot
+	 * read (beyond NTPROF_SKB_FRAG_LIST_MAX) ends it */
 	if (c->pdu_remaining > left || !reply_header_read(c, h))
-		return 1; /* the header completes in a later skb: that call stamps it */
+		return 1;
 	reply_header_arrived(c, h);
 	c->at += c->pdu_remaining;
 	if (h[0] == NTPROF_PDU_C2H_DATA) {
@@ -336,7 +338,7 @@ static __always_inline int on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct 
 	if (!s)
 		return 0;
 	queue = (void *)q;
-	c.skb = ntprof_as_number(skb);
+	ntprof_skb_cursor_init(&c.bytes, ntprof_as_number(skb));
 	c.pdu = s->pdu;
 	c.ctrl = s->ctrl;
 	c.qid = s->qid;

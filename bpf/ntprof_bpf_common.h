@@ -404,47 +404,4 @@ static __always_inline __u64 ntprof_as_number(const void *p)
 	return v;
 }
 
-/* ---- saved arguments for kprobe/kretprobe pairs (the kprobe twin of fexit) ----
- * A kretprobe sees only the return value, so the entry probe saves the arguments, keyed by thread
- * and hook. The stack pointer at entry tells a return from the saved call apart from the return of
- * a nested call of the same function (skb_copy_bits recurses into frag lists). */
-struct ntprof_saved_args {
-	__u64 arg[5];
-	__u64 sp;
-};
-struct ntprof_saved_key {
-	__u64 tid;
-	__u32 hook;
-	__u32 pad;
-};
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct ntprof_saved_key);
-	__type(value, struct ntprof_saved_args);
-} kprobe_args SEC(".maps");
-
-static __always_inline void ntprof_save_args(__u32 hook, struct pt_regs *ctx, __u64 a0, __u64 a1,
-					     __u64 a2, __u64 a3, __u64 a4)
-{
-	struct ntprof_saved_key k = { .tid = bpf_get_current_pid_tgid(), .hook = hook };
-	struct ntprof_saved_args v = { .arg = { a0, a1, a2, a3, a4 }, .sp = PT_REGS_SP(ctx) };
-
-	bpf_map_update_elem(&kprobe_args, &k, &v, BPF_ANY);
-}
-
-/* The saved arguments of the call that is returning now, or NULL (consumed by the caller). */
-static __always_inline struct ntprof_saved_args *ntprof_saved_args(__u32 hook, struct pt_regs *ctx,
-								   struct ntprof_saved_key *k)
-{
-	k->tid = bpf_get_current_pid_tgid();
-	k->hook = hook;
-	k->pad = 0;
-	struct ntprof_saved_args *a = bpf_map_lookup_elem(&kprobe_args, k);
-	/* at return the return address has been popped: sp = sp at entry + 8 */
-	if (!a || a->sp + 8 != PT_REGS_SP(ctx))
-		return NULL;
-	return a;
-}
-
 #endif /* NTPROF_BPF_COMMON_H */

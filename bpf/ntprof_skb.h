@@ -21,7 +21,9 @@ static __always_inline struct skb_shared_info *ntprof_skb_shinfo(const struct sk
 
 /* The kernel address of an skb fragment's first byte, and its length. skb_frag_t is struct
  * bio_vec on Linux 6.1 and struct skb_frag (a netmem reference, the struct page * for page memory)
- * on later kernels; the agent's vmlinux.h has the latter, 6.1's BTF the former. */
+ * on later kernels; the agent's vmlinux.h has the latter, 6.1's BTF the former. (One read of the
+ * whole descriptor instead of three made the host's net_dev_queue program too large for 6.12's
+ * verifier: its fragment loop no longer pruned.) */
 static __always_inline __u64 skb_frag_first_byte(const void *frag, __u32 *len)
 {
 	__u64 page, offset;
@@ -98,6 +100,62 @@ __noinline __u64 ntprof_skb_byte_address(__u64 skb, __u32 at, __u32 *avail)
 		part = BPF_CORE_READ(part, next);
 	}
 	return 0;
+}
+
+/* A cursor over the pieces of one skb's data (linear part, then page fragments) for offsets that
+ * only grow, as a walk of the PDU headers in it does: each piece's descriptor is read once per
+ * walk, where looking every header up from the start read the fragments before it again. */
+struct ntprof_skb_cursor {
+	__u64 skb;        /* struct sk_buff *, as a number */
+	__u64 frags;      /* address of skb_shinfo(skb)->frags[0] */
+	__u64 piece;      /* kernel address of the current piece's first byte */
+	__u32 start;      /* skb offset of that byte */
+	__u32 len;        /* the current piece's length */
+	__u32 next_frag;  /* the fragment after the current piece */
+	__u32 nr_frags;
+};
+
+/* A cursor at the start of skb's data (skb as a number). */
+static __always_inline void ntprof_skb_cursor_init(struct ntprof_skb_cursor *cur, __u64 skb)
+{
+	const struct sk_buff *s = (const struct sk_buff *)skb;
+	struct skb_shared_info *shinfo = ntprof_skb_shinfo(s);
+
+	cur->skb = skb;
+	cur->frags = (__u64)shinfo + bpf_core_field_offset(struct skb_shared_info, frags);
+	cur->piece = (__u64)BPF_CORE_READ(s, data);
+	cur->start = 0;
+	cur->len = BPF_CORE_READ(s, len) - BPF_CORE_READ(s, data_len);
+	cur->next_frag = 0;
+	cur->nr_frags = BPF_CORE_READ(shinfo, nr_frags);
+}
+
+/* Byte `at` of the cursor's skb, at or after the last byte sought: its kernel address and in
+ * *avail how many bytes of its piece begin there; 0 if none. Beyond the fragments (a frag list)
+ * it searches from the start. A global function: the verifier checks its loop once. */
+__noinline __u64 ntprof_skb_cursor_seek(struct ntprof_skb_cursor *cur, __u32 at, __u32 *avail)
+{
+	if (!cur || !avail)
+		return 0;
+	if (at < cur->start)
+		return ntprof_skb_byte_address(cur->skb, at, avail);
+	for (__u32 i = 0; i < NTPROF_SKB_FRAGS_MAX && at - cur->start >= cur->len; i++) {
+		__u32 len;
+		__u64 first_byte;
+
+		if (cur->next_frag >= cur->nr_frags)
+			return ntprof_skb_byte_address(cur->skb, at, avail);
+		first_byte = skb_frag_first_byte(
+			(void *)(cur->frags + cur->next_frag * bpf_core_type_size(skb_frag_t)), &len);
+		cur->start += cur->len;
+		cur->piece = first_byte;
+		cur->len = len;
+		cur->next_frag++;
+	}
+	if (at - cur->start >= cur->len)
+		return 0;
+	*avail = cur->start + cur->len - at;
+	return cur->piece + (at - cur->start);
 }
 
 #endif /* NTPROF_SKB_H */

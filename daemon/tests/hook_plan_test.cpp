@@ -260,5 +260,18 @@ TEST_CASE("roles_possible_looks_at_every_transport") {
         std::vector<Role>{Role::kHost, Role::kTarget});
 }
 
+
+TEST_CASE("a_return_hook_is_an_fexit_or_a_kprobe_pair") {
+  // No hook of the catalog needs a return value since the host reads reply headers at
+  // nvme_tcp_recv_skb's entry; the plan still names a return hook's programs and attach types.
+  HookSpec h = FunctionHook("some_call", "", "", "X", true, true, "load the module");
+  CHECK(VariantPrograms(h, AttachType::kFentry) == std::vector<std::string>{"some_call_fexit"});
+  CHECK(VariantPrograms(h, AttachType::kKprobe) ==
+        std::vector<std::string>{"some_call_kprobe", "some_call_kretprobe"});
+  CHECK(AttachTypeName(AttachType::kFentry, true) == "fexit");
+  CHECK(AttachTypeName(AttachType::kKprobe, true) == "kretprobe");
+  CHECK(h.event() == "some_call() return");
+}
+
 }  // namespace
 }  // namespace ntprof::agent

@@ -205,7 +205,11 @@ AGENT_KERNEL = "agent's bpf() calls in the kernel"
 # tracepoint's bpf_trace_run take an RCU read lock and pin the task to its CPU. Other kernel code
 # calls them too, but what they add with agents (with minus without) is the programs' brackets.
 BPF_RUN_BRACKET = ("migrate_enable", "migrate_disable", "__rcu_read_lock", "__rcu_read_unlock",
-                   "update_prog_stats")
+                   "update_prog_stats",
+                   # the bodies of the helpers the programs call: bpf_probe_read_kernel's copy
+                   # and its address check, bpf_ktime_get_ns's clock
+                   "copy_from_kernel_nofault", "copy_from_kernel_nofault_allowed",
+                   "ktime_get_mono_fast_ns")
 
 
 def kind(symbol):
