@@ -202,13 +202,17 @@ absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
           absl::StrCat("already recording session ", name, " on this agent"));
     }
     if (!shared_ || shared_->done) break;
-    if (std::string why = Incompatibility(*shared_, settings); !why.empty())
-      return absl::FailedPreconditionError(why);
-    r->spool_full_at_start = ring_->Stats().spool_full_lost;
-    if (spooled) std::ofstream(MarkerOf(name)).close();
-    running_[name] = r;
-    if (Join(shared_, r)) return r;
-    running_.erase(name);
+    // A recorder whose last session left is draining: nothing to share or to clash with (with
+    // --spdk a session started right after the last one stopped was refused as a second one).
+    if (!Ending(*shared_)) {
+      if (std::string why = Incompatibility(*shared_, settings); !why.empty())
+        return absl::FailedPreconditionError(why);
+      r->spool_full_at_start = ring_->Stats().spool_full_lost;
+      if (spooled) std::ofstream(MarkerOf(name)).close();
+      running_[name] = r;
+      if (Join(shared_, r)) return r;
+      running_.erase(name);
+    }
     // Its last session just left: the recorder is draining; a new one follows once it is done.
     std::shared_ptr<Shared> ending = shared_;
     lock.unlock();
@@ -229,9 +233,18 @@ absl::StatusOr<std::shared_ptr<Recordings::Recording>> Recordings::Launch(
   return r;
 }
 
+bool Recordings::EndingLocked(const Shared& shared) {
+  return shared.attached && shared.fan_out.stop();
+}
+
+bool Recordings::Ending(Shared& shared) {
+  std::lock_guard lock(shared.mu);
+  return EndingLocked(shared);
+}
+
 bool Recordings::Join(const std::shared_ptr<Shared>& shared, std::shared_ptr<Recording> r) {
   std::lock_guard lock(shared->mu);
-  if (shared->attached && shared->fan_out.stop()) return false;  // ending
+  if (EndingLocked(*shared)) return false;
   r->owner = shared;
   if (shared->attached) return OpenLocked(*shared, r, true);
   shared->waiting.push_back(r);

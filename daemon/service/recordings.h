@@ -86,6 +86,9 @@ class Recordings {
   // The session joins the recorder (now, or once it is attached); false when the recorder is
   // ending (its last session left).
   bool Join(const std::shared_ptr<Shared>& shared, std::shared_ptr<Recording> r);
+  // A recorder is ending once its last session left (it drains, then is done).
+  static bool EndingLocked(const Shared& shared);  // shared.mu held
+  static bool Ending(Shared& shared);
   // Under shared.mu, the recorder attached: the session's header, SessionOpened, its share.
   // recording_now: the recorder already records for other sessions.
   bool OpenLocked(Shared& shared, std::shared_ptr<Recording> r, bool recording_now);
