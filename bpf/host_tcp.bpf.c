@@ -58,18 +58,6 @@ NTPROF_INDEX_TABLE(pdu_requests);
 
 /* ---- NVMe/TCP sockets ---- */
 
-/* The state of sk if it is an NVMe/TCP host socket the programs have learned, else NULL. */
-static __always_inline struct host_sock *host_sock_find(struct sock *sk, bool typed)
-{
-	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
-	__u64 queue;
-
-	if (!s)
-		return NULL;
-	queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low: SK_USER_DATA_* */
-	return queue && s->queue == queue ? s : NULL;
-}
-
 /* Learns sk, the socket a sampled command's capsule is sent on (so an NVMe/TCP queue's: its
  * sk_user_data is the nvme_tcp_queue), unless it is known. Slots of closed sockets are never
  * freed, so a socket whose probe slots are all taken takes its home slot over (counted: a sampled
@@ -211,7 +199,7 @@ static __always_inline bool reply_header_byte(struct reply_scan *c, __u32 k, __u
 {
 	__u32 avail;
 	__u64 from = k < c->pdu_offset ? c->pdu + k
-				       : ntprof_skb_cursor_seek(&c->bytes, c->at + k - c->pdu_offset,
+				       : ntprof_skb_byte_address(&c->bytes, c->at + k - c->pdu_offset,
 								&avail);
 
 	return from && !bpf_probe_read_kernel(dst, 1, (void *)from);
@@ -233,7 +221,7 @@ static __always_inline bool reply_header_read(struct reply_scan *c,
 				NTPROF_PDU_RSP_CID,
 				NTPROF_PDU_RSP_CID + 1};
 	__u32 avail = 0;
-	__u64 from = c->pdu_offset ? 0 : ntprof_skb_cursor_seek(&c->bytes, c->at, &avail);
+	__u64 from = c->pdu_offset ? 0 : ntprof_skb_byte_address(&c->bytes, c->at, &avail);
 
 	if (from && avail >= NTPROF_PDU_SMALL_HLEN)
 		return !bpf_probe_read_kernel(h, NTPROF_PDU_SMALL_HLEN, (void *)from);

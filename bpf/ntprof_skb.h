@@ -14,6 +14,14 @@
  * the head's fragments are full). */
 #define NTPROF_SKB_FRAG_LIST_MAX 4
 
+/* The clock, read once for all the PDUs of one skb: they leave, or are read, together. */
+static __always_inline __u64 ntprof_now_once(__u64 *now)
+{
+	if (!*now)
+		*now = bpf_ktime_get_ns();
+	return *now;
+}
+
 static __always_inline struct skb_shared_info *ntprof_skb_shinfo(const struct sk_buff *skb)
 {
 	return (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
@@ -44,67 +52,9 @@ static __always_inline __u64 skb_frag_first_byte(const void *frag, __u32 *len)
 	return (__u64)ntprof_page_address(page) + offset;
 }
 
-/* Byte *at of skb's own data (linear part, then page fragments): its kernel address, and in
- * *avail how many bytes of the same piece begin there. 0 when skb's own data ends before it; *at
- * is then what is left to skip in the skbs after it. */
-static __always_inline __u64 skb_own_byte_address(const struct sk_buff *skb, __u32 *at,
-						  __u32 *avail)
-{
-	__u32 headlen = BPF_CORE_READ(skb, len) - BPF_CORE_READ(skb, data_len);
-	struct skb_shared_info *shinfo;
-	const void *frags;
-	__u32 nr_frags;
-
-	if (*at < headlen) {
-		*avail = headlen - *at;
-		return (__u64)BPF_CORE_READ(skb, data) + *at;
-	}
-	*at -= headlen;
-	shinfo = ntprof_skb_shinfo(skb);
-	frags = (void *)shinfo + bpf_core_field_offset(struct skb_shared_info, frags);
-	nr_frags = BPF_CORE_READ(shinfo, nr_frags);
-	for (__u32 i = 0; i < NTPROF_SKB_FRAGS_MAX && i < nr_frags; i++) {
-		__u32 len;
-		__u64 first_byte = skb_frag_first_byte(frags + i * bpf_core_type_size(skb_frag_t), &len);
-
-		if (*at < len) {
-			*avail = len - *at;
-			return first_byte + *at;
-		}
-		*at -= len;
-	}
-	return 0;
-}
-
-/* Byte `at` of the data of skb (a struct sk_buff *, as a number), counted as skb_copy_bits()
- * counts it (the head's own bytes, then each skb of its frag list): its kernel address and, in
- * *avail, how many bytes of the same piece begin there; 0 beyond what is searched. A global
- * function, so the verifier checks its loops once, not at every call (6.12's verifier gave up on
- * the inlined walks of a header's bytes: "BPF program is too large"). */
-__noinline __u64 ntprof_skb_byte_address(__u64 skb, __u32 at, __u32 *avail)
-{
-	const struct sk_buff *head = (const struct sk_buff *)skb;
-	const struct sk_buff *part;
-	__u64 address;
-
-	if (!avail)
-		return 0;
-	address = skb_own_byte_address(head, &at, avail);
-	if (address)
-		return address;
-	part = BPF_CORE_READ(ntprof_skb_shinfo(head), frag_list);
-	for (__u32 i = 0; i < NTPROF_SKB_FRAG_LIST_MAX && part; i++) {
-		address = skb_own_byte_address(part, &at, avail);
-		if (address)
-			return address;
-		part = BPF_CORE_READ(part, next);
-	}
-	return 0;
-}
-
-/* A cursor over the pieces of one skb's data (linear part, then page fragments) for offsets that
- * only grow, as a walk of the PDU headers in it does: each piece's descriptor is read once per
- * walk, where looking every header up from the start read the fragments before it again. */
+/* A cursor over the pieces of one skb's own data (linear part, then page fragments) for offsets
+ * that only grow, as a walk of the PDU headers in it does: each piece's descriptor is read once
+ * per walk, where looking every header up from the start read the fragments before it again. */
 struct ntprof_skb_cursor {
 	__u64 skb;        /* struct sk_buff *, as a number */
 	__u64 frags;      /* address of skb_shinfo(skb)->frags[0] */
@@ -130,21 +80,23 @@ static __always_inline void ntprof_skb_cursor_init(struct ntprof_skb_cursor *cur
 	cur->nr_frags = BPF_CORE_READ(shinfo, nr_frags);
 }
 
-/* Byte `at` of the cursor's skb, at or after the last byte sought: its kernel address and in
- * *avail how many bytes of its piece begin there; 0 if none. Beyond the fragments (a frag list)
- * it searches from the start. A global function: the verifier checks its loop once. */
+/* Byte `at` of the cursor's skb's own data: its kernel address and in *avail how many bytes of its
+ * piece begin there. 0 beyond the skb's own data, the cursor then on its last piece (start + len
+ * is the own data's length). A byte before the current piece starts the walk again. A global
+ * function: the verifier checks its loop once, not at every call (6.12's verifier gave up on
+ * inlined walks of a header's bytes: "BPF program is too large"). */
 __noinline __u64 ntprof_skb_cursor_seek(struct ntprof_skb_cursor *cur, __u32 at, __u32 *avail)
 {
 	if (!cur || !avail)
 		return 0;
 	if (at < cur->start)
-		return ntprof_skb_byte_address(cur->skb, at, avail);
+		ntprof_skb_cursor_init(cur, cur->skb);
 	for (__u32 i = 0; i < NTPROF_SKB_FRAGS_MAX && at - cur->start >= cur->len; i++) {
 		__u32 len;
 		__u64 first_byte;
 
 		if (cur->next_frag >= cur->nr_frags)
-			return ntprof_skb_byte_address(cur->skb, at, avail);
+			return 0;
 		first_byte = skb_frag_first_byte(
 			(void *)(cur->frags + cur->next_frag * bpf_core_type_size(skb_frag_t)), &len);
 		cur->start += cur->len;
@@ -156,6 +108,36 @@ __noinline __u64 ntprof_skb_cursor_seek(struct ntprof_skb_cursor *cur, __u32 at,
 		return 0;
 	*avail = cur->start + cur->len - at;
 	return cur->piece + (at - cur->start);
+}
+
+/* Byte `at` of the cursor's skb, counted as skb_copy_bits() counts it (its own data, then each skb
+ * of its frag list): its kernel address and in *avail how many bytes of its piece begin there; 0
+ * beyond what is searched. */
+__noinline __u64 ntprof_skb_byte_address(struct ntprof_skb_cursor *cur, __u32 at, __u32 *avail)
+{
+	struct ntprof_skb_cursor part;
+	const struct sk_buff *head;
+	__u64 address, next;
+
+	if (!cur || !avail)
+		return 0;
+	address = ntprof_skb_cursor_seek(cur, at, avail);
+	if (address)
+		return address;
+	at -= cur->start + cur->len;
+	/* the head as a local first: inside BPF_CORE_READ cur->skb would be relocated as a kernel
+	 * type's field */
+	head = (const struct sk_buff *)cur->skb;
+	next = (__u64)BPF_CORE_READ(ntprof_skb_shinfo(head), frag_list);
+	for (__u32 i = 0; i < NTPROF_SKB_FRAG_LIST_MAX && next; i++) {
+		ntprof_skb_cursor_init(&part, next);
+		address = ntprof_skb_cursor_seek(&part, at, avail);
+		if (address)
+			return address;
+		at -= part.start + part.len;
+		next = (__u64)BPF_CORE_READ((const struct sk_buff *)next, next);
+	}
+	return 0;
 }
 
 #endif /* NTPROF_SKB_H */

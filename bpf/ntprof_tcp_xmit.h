@@ -34,14 +34,6 @@
 static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
 						__u64 *now);
 
-/* The clock, read once for all the PDUs of one skb: they leave together. */
-static __always_inline __u64 ntprof_now_once(__u64 *now)
-{
-	if (!*now)
-		*now = bpf_ktime_get_ns();
-	return *now;
-}
-
 /* skb is queued to a network device: hand each of its page fragments to the side. TCP's headers
  * are in the skb's linear part; the PDUs the drivers hand over as pages are all in fragments. */
 static __always_inline int on_net_dev_queue(struct sk_buff *skb)
