@@ -62,7 +62,7 @@ absl::Status NtpWriter::WriteAll(std::string_view head, std::string_view body) {
   return absl::OkStatus();
 }
 
-absl::Status NtpWriter::WriteFrame(uint32_t kind, const std::string& payload) {
+absl::Status NtpWriter::WriteFrame(uint32_t kind, std::string_view payload) {
   if (payload.size() > ntp::kMaxFrameBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat(path_, ": batch of ", payload.size(), " bytes exceeds the frame limit"));
@@ -76,10 +76,14 @@ absl::Status NtpWriter::WriteFrame(uint32_t kind, const std::string& payload) {
 
 absl::Status NtpWriter::WriteBatch(const v1::RecordBatch& batch) {
   batch.SerializeToString(&payload_);
-  if (auto st = WriteFrame(static_cast<uint32_t>(ntp::FrameKind::kBatch), payload_); !st.ok()) {
+  return WriteEncodedBatch(payload_, static_cast<uint64_t>(batch.records_size()));
+}
+
+absl::Status NtpWriter::WriteEncodedBatch(std::string_view payload, uint64_t records) {
+  if (auto st = WriteFrame(static_cast<uint32_t>(ntp::FrameKind::kBatch), payload); !st.ok()) {
     return st;
   }
-  records_ += static_cast<uint64_t>(batch.records_size());
+  records_ += records;
   ++batches_;
   return absl::OkStatus();
 }

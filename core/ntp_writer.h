@@ -22,6 +22,9 @@ class NtpWriter {
   // Appends one batch (frame header and payload) in a single writev(2): after a SIGKILL the file
   // is readable up to here.
   absl::Status WriteBatch(const v1::RecordBatch& batch);
+  // The same for a batch already in wire form (the serialized v1.RecordBatch) of `records`
+  // records: the agent encodes its batches itself.
+  absl::Status WriteEncodedBatch(std::string_view payload, uint64_t records);
   // Appends the trailer (record and batch counts are filled in), syncs and closes the file.
   absl::Status Finalize(v1::FileTrailer trailer);
 
@@ -32,7 +35,7 @@ class NtpWriter {
  private:
   NtpWriter(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   absl::Status WriteAll(std::string_view head, std::string_view body);
-  absl::Status WriteFrame(uint32_t kind, const std::string& payload);
+  absl::Status WriteFrame(uint32_t kind, std::string_view payload);
 
   std::string path_;
   int fd_ = -1;

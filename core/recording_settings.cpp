@@ -15,12 +15,16 @@ absl::Status CheckRecordingSettings(const v1::RecordingSettings& settings) {
   return absl::OkStatus();
 }
 
-bool SessionKeeps(const v1::RecordingSettings& settings, const v1::Record& record) {
+bool SessionNames(const v1::RecordingSettings& settings, const std::string& subsys_nqn,
+                  const std::string& device) {
   auto listed = [](const auto& list, const std::string& value) {
     return list.empty() || std::find(list.begin(), list.end(), value) != list.end();
   };
-  if (!listed(settings.subsystems(), record.subsys_nqn())) return false;
-  if (!listed(settings.devices(), record.device())) return false;
+  return listed(settings.subsystems(), subsys_nqn) && listed(settings.devices(), device);
+}
+
+bool SessionKeeps(const v1::RecordingSettings& settings, const v1::Record& record) {
+  if (!SessionNames(settings, record.subsys_nqn(), record.device())) return false;
   return ntprof_sampled(static_cast<uint8_t>(record.opcode()), record.nsid(), record.slba(),
                         record.nlb(), static_cast<uint16_t>(record.cid()), settings.salt(),
                         settings.sample_rate()) != 0;

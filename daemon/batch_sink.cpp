@@ -4,6 +4,11 @@
 
 namespace ntprof::agent {
 
+absl::Status WriteBatchMessage(BatchSink& sink, const v1::RecordBatch& message) {
+  const WireBatch batch = WireBatch::FromMessage(message);
+  return sink.WriteBatch(BatchShare(batch, batch.extras()));
+}
+
 NtpFileSink::NtpFileSink(std::unique_ptr<NtpWriter> writer) : writer_(std::move(writer)) {}
 NtpFileSink::~NtpFileSink() = default;
 
@@ -14,8 +19,10 @@ absl::StatusOr<std::unique_ptr<NtpFileSink>> NtpFileSink::Create(const std::stri
   return std::unique_ptr<NtpFileSink>(new NtpFileSink(std::move(*writer)));
 }
 
-absl::Status NtpFileSink::WriteBatch(const v1::RecordBatch& batch) {
-  return writer_->WriteBatch(batch);
+absl::Status NtpFileSink::WriteBatch(const BatchShare& batch) {
+  payload_.clear();
+  batch.AppendTo(&payload_);
+  return writer_->WriteEncodedBatch(payload_, batch.size());
 }
 
 absl::Status NtpFileSink::Finalize(const v1::FileTrailer& trailer) {

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "ntprof/v1/record.pb.h"
+#include "wire_batch.h"
 
 namespace ntprof {
 class NtpWriter;
@@ -17,24 +18,25 @@ namespace ntprof::agent {
 class BatchSink {
  public:
   virtual ~BatchSink() = default;
-  virtual absl::Status WriteBatch(const v1::RecordBatch& batch) = 0;
-  // A batch the caller no longer needs (a session's share, SessionFanOut): a sink that keeps or
-  // changes it takes it without a copy.
-  virtual absl::Status WriteOwnedBatch(v1::RecordBatch&& batch) { return WriteBatch(batch); }
+  virtual absl::Status WriteBatch(const BatchShare& batch) = 0;
   virtual absl::Status Finalize(const v1::FileTrailer& trailer) = 0;
 };
+
+// Writes a batch that is a message (tests, tools) to sink.
+absl::Status WriteBatchMessage(BatchSink& sink, const v1::RecordBatch& message);
 
 class NtpFileSink : public BatchSink {
  public:
   static absl::StatusOr<std::unique_ptr<NtpFileSink>> Create(const std::string& path,
                                                             const v1::FileHeader& header);
   ~NtpFileSink() override;
-  absl::Status WriteBatch(const v1::RecordBatch& batch) override;
+  absl::Status WriteBatch(const BatchShare& batch) override;
   absl::Status Finalize(const v1::FileTrailer& trailer) override;
 
  private:
   explicit NtpFileSink(std::unique_ptr<NtpWriter> writer);
   std::unique_ptr<NtpWriter> writer_;
+  std::string payload_;  // reused: a batch's wire form
 };
 
 }  // namespace ntprof::agent

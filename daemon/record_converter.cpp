@@ -1,7 +1,12 @@
 #include "record_converter.h"
 
+#include <google/protobuf/io/coded_stream.h>
+
+#include <cstring>
+
 #include "block_devices.h"
 #include "transports.h"
+#include "wire_batch.h"
 
 namespace ntprof::agent {
 
@@ -9,27 +14,77 @@ int StampCount(uint8_t role) {
   return role == NTPROF_ROLE_TARGET ? NTPROF_TARGET_STAMPS : NTPROF_HOST_STAMPS;
 }
 
-void ConvertRecord(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent,
-                   v1::Record* out_record) {
-  v1::Record& out = *out_record;
+namespace {
+
+using google::protobuf::io::CodedOutputStream;
+
+using R = v1::Record;
+
+uint8_t* PutVarintField(uint32_t field, uint64_t value, uint8_t* p) {
+  if (value == 0) return p;  // proto3: a zero is not on the wire
+  p = CodedOutputStream::WriteTagToArray(field << 3 | 0 /* varint */, p);
+  return CodedOutputStream::WriteVarint64ToArray(value, p);
+}
+
+void PutStringField(uint32_t field, const std::string& value, std::string* out) {
+  if (!value.empty()) AppendLengthDelimited(field, value, out);  // proto3: "" is not on the wire
+}
+
+}  // namespace
+
+std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
+                                                      const std::string& agent) {
+  auto encoded = std::make_shared<EncodedIdentity>();
+  encoded->identity = id;
+  std::string& f = encoded->fields;
+  PutStringField(R::kSubsysNqnFieldNumber, id.subsys_nqn, &f);
+  uint8_t cntlid[16];
+  f.append(reinterpret_cast<const char*>(cntlid),
+           PutVarintField(R::kCntlidFieldNumber, id.cntlid, cntlid) - cntlid);
+  PutStringField(R::kDeviceFieldNumber, id.device, &f);
+  PutStringField(R::kAgentFieldNumber, agent, &f);
+  return encoded;
+}
+
+void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::string* out) {
+  // Every varint field at its longest (tag 2 bytes, value 10), then the stamps'.
+  uint8_t buf[12 * 12 + 2 + 5 + NTPROF_MAX_STAMPS * 10];
+  uint8_t* p = buf;
   // The BPF enums are the v1 values (static_asserts: record_layout.cpp, transports.cpp).
-  out.set_role(static_cast<v1::Role>(rec.role));
-  out.set_transport(static_cast<v1::Transport>(rec.transport));
-  out.set_stack(static_cast<v1::Stack>(rec.stack));
-  out.set_opcode(rec.opcode);
-  out.set_nsid(rec.nsid);
-  out.set_slba(rec.slba);
-  out.set_nlb(rec.nlb);
-  out.set_bytes(rec.bytes);
-  out.set_subsys_nqn(id.subsys_nqn);
-  out.set_cntlid(id.cntlid);
-  out.set_qid(rec.qid);
-  out.set_cid(rec.cid);
-  out.set_flags(rec.flags);
-  out.set_status(rec.status);
-  out.set_device(id.device);
-  out.mutable_stamps()->Add(rec.stamps, rec.stamps + StampCount(rec.role));
-  out.set_agent(agent);
+  p = PutVarintField(R::kRoleFieldNumber, rec.role, p);
+  p = PutVarintField(R::kTransportFieldNumber, rec.transport, p);
+  p = PutVarintField(R::kStackFieldNumber, rec.stack, p);
+  p = PutVarintField(R::kOpcodeFieldNumber, rec.opcode, p);
+  p = PutVarintField(R::kNsidFieldNumber, rec.nsid, p);
+  p = PutVarintField(R::kSlbaFieldNumber, rec.slba, p);
+  p = PutVarintField(R::kNlbFieldNumber, rec.nlb, p);
+  p = PutVarintField(R::kBytesFieldNumber, rec.bytes, p);
+  p = PutVarintField(R::kQidFieldNumber, rec.qid, p);
+  p = PutVarintField(R::kCidFieldNumber, rec.cid, p);
+  p = PutVarintField(R::kFlagsFieldNumber, rec.flags, p);
+  p = PutVarintField(R::kStatusFieldNumber, rec.status, p);
+  // stamps: packed, every one (a 0 is "not seen" and keeps its place). Encoded first into their
+  // own buffer: their length, which goes before them, is then known without a sizing pass.
+  uint8_t stamp_buf[NTPROF_MAX_STAMPS * 10];
+  uint8_t* q = stamp_buf;
+  const int stamps = StampCount(rec.role);
+  for (int i = 0; i < stamps; ++i) q = CodedOutputStream::WriteVarint64ToArray(rec.stamps[i], q);
+  p = CodedOutputStream::WriteTagToArray(R::kStampsFieldNumber << 3 | 2, p);
+  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(q - stamp_buf), p);
+  std::memcpy(p, stamp_buf, q - stamp_buf);
+  p += q - stamp_buf;
+  out->append(reinterpret_cast<const char*>(buf), p - buf);
+  out->append(id.fields);  // a parser takes fields in any order
+}
+
+uint64_t EarliestStamp(const ntprof_record& rec) {
+  uint64_t first = 0;
+  const int stamps = StampCount(rec.role);
+  for (int i = 0; i < stamps; ++i) {
+    const uint64_t s = rec.stamps[i];
+    if (s != 0 && (first == 0 || s < first)) first = s;
+  }
+  return first;
 }
 
 bool MissesCoreStamp(const ntprof_record& rec) {
@@ -49,8 +104,9 @@ bool MissesCoreStamp(const ntprof_record& rec) {
                   NTPROF_H3_REPLY_RECEIVED, NTPROF_H4_DRIVER_DONE, NTPROF_H5_BLOCK_DONE});
 }
 
-IdentityResolver::IdentityResolver(const SessionOptions& options, const AgentEngine* engine)
-    : options_(options), engine_(engine) {
+IdentityResolver::IdentityResolver(const SessionOptions& options, const AgentEngine* engine,
+                                   std::string agent)
+    : options_(options), engine_(engine), agent_(std::move(agent)) {
   const TransportRow* row = FindTransport(options.transport);
   fabric_ = row && !row->local_device;
 }
@@ -76,7 +132,8 @@ std::string IdentityResolver::DeviceName(uint32_t kernel_dev) {
   return name;
 }
 
-const RecordIdentity& IdentityResolver::Resolve(const ntprof_record& rec) {
+const std::shared_ptr<const EncodedIdentity>& IdentityResolver::Resolve(
+    const ntprof_record& rec) {
   const Names names{rec.dev, rec.ctrl, rec.subsys, rec.role};
   if (last_ && last_->first == names) return last_->second;
   if (auto it = resolved_.find(names); it != resolved_.end()) {
@@ -85,11 +142,12 @@ const RecordIdentity& IdentityResolver::Resolve(const ntprof_record& rec) {
   }
   bool found = true;
   RecordIdentity id = Lookup(rec, &found);  // may Refresh
-  if (!found) {
-    unresolved_ = std::move(id);
+  auto encoded = EncodeIdentity(id, agent_);
+  if (!found) {  // not kept: the next record looks again
+    unresolved_ = std::move(encoded);
     return unresolved_;
   }
-  last_ = &*resolved_.emplace(names, std::move(id)).first;
+  last_ = &*resolved_.emplace(names, std::move(encoded)).first;
   return last_->second;
 }
 

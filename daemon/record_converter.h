@@ -1,8 +1,16 @@
-// struct ntprof_record (what BPF saw) -> ntprof::v1::Record (what leaves the machine), with the
-// identity the kernel side cannot know: subsystem NQN, cntlid of a host controller, device names.
+// struct ntprof_record (what BPF saw) -> the wire form of ntprof::v1::Record (what leaves the
+// machine), with the identity the kernel side cannot know: subsystem NQN, cntlid of a host
+// controller, device names.
+//
+// Records are encoded straight into protobuf's wire format, not built as messages and serialized:
+// a message per record (its three strings copied onto the batch's arena, then serialized, copied
+// again per session and per collector, and freed) cost about 8,000 instructions a record in
+// `ntprofd serve`; the encoding costs a few hundred (docs/overhead.md, "The agent's work per
+// record"). The bytes are what protobuf itself reads back as the same message (unit-tested).
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "agent_engine.h"
@@ -16,12 +24,24 @@ struct RecordIdentity {
   std::string subsys_nqn;
   uint32_t cntlid = 0;
   std::string device;
+  bool operator==(const RecordIdentity&) const = default;
 };
 
-// Fills out, a fresh record (typically added in place to a batch on the batch's arena: building
-// it elsewhere and moving it in would copy it across arenas).
-void ConvertRecord(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent,
-                   v1::Record* out);
+// What a record names, resolved, with its wire form: the fields subsys_nqn, cntlid, device and
+// agent of ntprof.v1.Record, encoded once per identity and copied into each record that has it.
+struct EncodedIdentity {
+  RecordIdentity identity;
+  std::string fields;
+};
+
+std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
+                                                      const std::string& agent);
+
+// Appends rec's ntprof.v1.Record wire form (the message's bytes, no tag or length before them).
+void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::string* out);
+
+// The earliest stamp a record carries (0: none), as EarliestStamp of its message.
+uint64_t EarliestStamp(const ntprof_record& rec);
 
 // Number of stamps a record of this role carries (the length of Record.stamps).
 int StampCount(uint8_t role);
@@ -33,14 +53,15 @@ bool MissesCoreStamp(const ntprof_record& rec);
 // Resolves identities for one recording role, from sysfs (host) or the subsystem map (target).
 class IdentityResolver {
  public:
-  IdentityResolver(const SessionOptions& options, const AgentEngine* engine);
+  // agent: the name every record carries (ntprof.v1.Record.agent).
+  IdentityResolver(const SessionOptions& options, const AgentEngine* engine, std::string agent);
 
   // Re-reads sysfs / the subsystem map (every interval, and when a record names something new).
   void Refresh();
-  // Valid until the next Refresh or Resolve. What a record names (device, controller,
-  // subsystem) is looked up once and kept until the next Refresh: copying the NQN and device name
-  // out for every record cost more than converting it.
-  const RecordIdentity& Resolve(const ntprof_record& rec);
+  // What a record names (device, controller, subsystem) is looked up and encoded once and kept
+  // until the next Refresh: a batch holds on to the identities of its records. Valid until the
+  // next Resolve or Refresh.
+  const std::shared_ptr<const EncodedIdentity>& Resolve(const ntprof_record& rec);
   const NvmeHostView& host_view() const { return host_view_; }
   std::string DeviceName(uint32_t kernel_dev);
 
@@ -61,9 +82,10 @@ class IdentityResolver {
   NvmeHostView host_view_;
   std::map<uint32_t, std::string> subsys_names_;
   std::map<uint32_t, std::string> device_names_;
-  std::map<Names, RecordIdentity> resolved_;  // since the last Refresh
-  const std::pair<const Names, RecordIdentity>* last_ = nullptr;  // in resolved_
-  RecordIdentity unresolved_;  // the last Resolve's when not kept
+  std::string agent_;
+  std::map<Names, std::shared_ptr<const EncodedIdentity>> resolved_;  // since the last Refresh
+  const std::pair<const Names, std::shared_ptr<const EncodedIdentity>>* last_ = nullptr;
+  std::shared_ptr<const EncodedIdentity> unresolved_;  // the last Resolve's when not kept
 };
 
 }  // namespace ntprof::agent

@@ -18,7 +18,7 @@ constexpr int kStopWaitMs = 1000;
 Recorder::Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine)
     : options_(std::move(options)),
       engine_(std::move(engine)),
-      identity_(options_.session, engine_.get()),
+      identity_(options_.session, engine_.get(), Hostname()),
       agent_(Hostname()) {}
 
 absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions& options,
@@ -111,15 +111,15 @@ void Recorder::FillLosses(v1::LossCounters* l) const {
   l->set_socket_table_full(k.socket_table_full);
 }
 
-RecordCallback Recorder::AddTo(v1::RecordBatch& batch) {
+RecordCallback Recorder::AddTo(WireBatch& batch) {
   return [this, &batch](const ntprof_record& rec) {
     if (MissesCoreStamp(rec)) ++missing_stamp_;
-    ConvertRecord(rec, identity_.Resolve(rec), agent_, batch.add_records());
+    batch.Add(rec, identity_.Resolve(rec));
     ++records_;
   };
 }
 
-absl::StatusOr<int> Recorder::Poll(int max_wait_ms, v1::RecordBatch& batch) {
+absl::StatusOr<int> Recorder::Poll(int max_wait_ms, WireBatch& batch) {
   return engine_->Poll(max_wait_ms, AddTo(batch));
 }
 
@@ -146,7 +146,7 @@ absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns
 // Sample nothing new and let the sampled commands in flight finish with every hook attached (up to
 // kStopWaitMs), then stop the hooks, drain what they produced, count the sampled commands still in
 // flight (each runs past the stop, or is one whose completion the kernel never reported).
-void Recorder::Stop(bool drain, v1::RecordBatch& batch) {
+void Recorder::Stop(bool drain, WireBatch& batch) {
   if (!drain) {
     nested_probe_miss_ = engine_->ReadNestedProbeMisses();  // exact in the trailer
     return;

@@ -70,12 +70,12 @@ class Recorder : private RecordSource {
   absl::StatusOr<bool> UpdateWatchedDevices();
 
   // RecordSource
-  absl::StatusOr<int> Poll(int max_wait_ms, v1::RecordBatch& batch) override;
+  absl::StatusOr<int> Poll(int max_wait_ms, WireBatch& batch) override;
   absl::StatusOr<std::optional<std::string>> EndInterval(uint64_t now_ns) override;
   void AddIntervalCounters(v1::RecordBatch& batch, uint64_t start_ns, uint64_t now_ns) override;
   void FillLosses(v1::LossCounters* losses) const override;
-  void Stop(bool drain, v1::RecordBatch& batch) override;
-  RecordCallback AddTo(v1::RecordBatch& batch);
+  void Stop(bool drain, WireBatch& batch) override;
+  RecordCallback AddTo(WireBatch& batch);
 
   RecordingOptions options_;
   std::unique_ptr<AgentEngine> engine_;

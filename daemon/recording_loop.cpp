@@ -34,8 +34,8 @@ absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& opti
 
   auto flush = [&](bool interval_end) {
     const uint64_t now = ClockNs(CLOCK_MONOTONIC);
-    if (interval_end) source.AddIntervalCounters(batch.batch(), batch.interval_start_ns(), now);
-    source.FillLosses(batch.batch().mutable_losses());
+    if (interval_end) source.AddIntervalCounters(batch.batch().extras(), batch.interval_start_ns(), now);
+    source.FillLosses(batch.batch().extras().mutable_losses());
     return batch.Flush(sink, on_interval, interval_end, now);
   };
 
@@ -67,7 +67,7 @@ absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& opti
         *stop_reason = **verdict;
         break;
       }
-    } else if (batch.batch().records_size() >= kMaxBatchRecords) {
+    } else if (batch.batch().size() >= kMaxBatchRecords) {
       if (absl::Status st = flush(false); !st.ok()) {
         failure = st;
         break;

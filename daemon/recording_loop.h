@@ -24,7 +24,7 @@ class RecordSource {
   virtual ~RecordSource() = default;
   // Waits up to max_wait_ms (less if the source polls on a shorter period of its own) for records
   // and adds them to `batch`.
-  virtual absl::StatusOr<int> Poll(int max_wait_ms, v1::RecordBatch& batch) = 0;
+  virtual absl::StatusOr<int> Poll(int max_wait_ms, WireBatch& batch) = 0;
   // After every poll: work on the source's own period (SPDK looks for new and exited processes).
   virtual std::optional<std::string> AfterPoll(uint64_t /*now_ns*/) { return std::nullopt; }
   // An interval ends, before its batch is cut: keep up with the machine (devices, identities,
@@ -33,15 +33,15 @@ class RecordSource {
   virtual absl::StatusOr<std::optional<std::string>> EndInterval(uint64_t /*now_ns*/) {
     return std::nullopt;
   }
-  // What the source counts per interval (device counters), into the batch that closes
-  // [start_ns, now_ns).
-  virtual void AddIntervalCounters(v1::RecordBatch& /*batch*/, uint64_t /*start_ns*/,
+  // What the source counts per interval (device counters), into the extras of the batch that
+  // closes [start_ns, now_ns).
+  virtual void AddIntervalCounters(v1::RecordBatch& /*extras*/, uint64_t /*start_ns*/,
                                    uint64_t /*now_ns*/) {}
   // The losses so far (cumulative): in every batch and the trailer.
   virtual void FillLosses(v1::LossCounters* losses) const = 0;
   // The recording ends: stop producing records. `drain` (it did not fail): add what is still on
   // its way to `batch`, the last one.
-  virtual void Stop(bool drain, v1::RecordBatch& batch) = 0;
+  virtual void Stop(bool drain, WireBatch& batch) = 0;
 };
 
 struct RecordingLoopOptions {

@@ -42,7 +42,6 @@ class CollectorLink {
 
   std::string address_;
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::Collector::Stub> stub_;
   Spool* spool_;
   HelloFn hello_;
   ControlFn control_;

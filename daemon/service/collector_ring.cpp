@@ -4,6 +4,36 @@
 #include "spdlog/spdlog.h"
 
 namespace ntprof::agent {
+namespace {
+
+// AgentMessage{seq, batch: SessionBatch{session, batch: RecordBatch{seq, ...}}} in wire form,
+// written outside in from the sizes, so that the records are copied once, from the batch.
+void EncodeBatchMessage(uint64_t seq, const std::string& session, const BatchShare& share,
+                        std::string* out) {
+  v1::RecordBatch head = share.extras();  // seq, counters, losses; the records follow it
+  head.set_seq(seq);
+  const BatchShare numbered(share.batch(), head, share.kept());
+  const size_t batch_size = numbered.WireSize();
+  const size_t session_batch_size =
+      LengthDelimitedSize(v1::SessionBatch::kSessionFieldNumber, session.size()) +
+      LengthDelimitedSize(v1::SessionBatch::kBatchFieldNumber, batch_size);
+  v1::AgentMessage message_head;
+  message_head.set_seq(seq);
+  message_head.AppendToString(out);
+  AppendLengthDelimitedHead(v1::AgentMessage::kBatchFieldNumber, session_batch_size, out);
+  AppendLengthDelimited(v1::SessionBatch::kSessionFieldNumber, session, out);
+  AppendLengthDelimitedHead(v1::SessionBatch::kBatchFieldNumber, batch_size, out);
+  numbered.AppendTo(out);
+}
+
+absl::Status SpoolError(const std::string& address, const absl::Status& st) {
+  return absl::Status(st.code(), absl::StrCat("spool of collector ",
+                                              address.empty() ? "(none)" : address, ": ",
+                                              st.message()));
+}
+
+}  // namespace
+
 
 std::string SpoolDirName(const std::string& address) {
   std::string name;
@@ -155,13 +185,7 @@ std::vector<std::string> CollectorRing::Members() const {
 
 absl::Status CollectorRing::AppendLocked(Member* member, v1::AgentMessage message) {
   auto seq = member->spool->Append(std::move(message));
-  if (!seq.ok()) {
-    return absl::Status(seq.status().code(),
-                        absl::StrCat("spool of collector ", member->address.empty() ? "(none)"
-                                                                                     : member->address,
-                                     ": ", seq.status().message()));
-  }
-  return absl::OkStatus();
+  return seq.ok() ? absl::OkStatus() : SpoolError(member->address, seq.status());
 }
 
 absl::Status CollectorRing::OpenRunningLocked(Member* member) {
@@ -190,27 +214,35 @@ absl::Status CollectorRing::AppendOpened(const v1::FileHeader& header) {
   return result;
 }
 
-absl::Status CollectorRing::AppendBatch(const std::string& session, const v1::RecordBatch& batch) {
+absl::Status CollectorRing::AppendBatch(const std::string& session, const BatchShare& batch) {
   std::lock_guard lock(mu_);
   Member* home = RouteLocked(options_.home_key);
-  std::map<Member*, v1::AgentMessage> out;
-  auto message_for = [&](Member* member) -> v1::RecordBatch* {
-    v1::AgentMessage& m = out[member];
-    m.mutable_batch()->set_session(session);
-    return m.mutable_batch()->mutable_batch();
-  };
-  if (home) {
-    v1::RecordBatch* b = message_for(home);
-    *b->mutable_counters() = batch.counters();
-    if (batch.has_losses()) *b->mutable_losses() = batch.losses();
+  // The records each member owns, as indexes into the batch. A batch's records nearly always
+  // share one identity, so the owner is looked up when the identity changes, not per record.
+  std::map<Member*, std::vector<uint32_t>> owned;
+  if (home) owned[home];
+  const WireBatch& records = batch.batch();
+  uint32_t routed_identity = UINT32_MAX;
+  Member* owner = nullptr;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const uint32_t index = batch.kept() ? (*batch.kept())[i] : static_cast<uint32_t>(i);
+    const WireBatch::Entry& e = records.entry(index);
+    if (e.identity != routed_identity) {
+      const std::string& nqn = records.identity(e).subsys_nqn;
+      owner = RouteLocked(nqn.empty() ? options_.home_key : nqn);
+      routed_identity = e.identity;
+    }
+    if (owner) owned[owner].push_back(index);  // null cannot happen: every member has a spool
   }
-  for (const v1::Record& r : batch.records()) {
-    Member* owner = RouteLocked(r.subsys_nqn().empty() ? options_.home_key : r.subsys_nqn());
-    if (!owner) continue;  // cannot happen: the ring's members all have a spool
-    *message_for(owner)->add_records() = r;
-  }
+  const v1::RecordBatch no_extras;  // counters and losses go to the home collector only
   absl::Status result;
-  for (auto& [member, m] : out) result.Update(AppendLocked(member, std::move(m)));
+  for (auto& [member, kept] : owned) {
+    const BatchShare share(records, member == home ? batch.extras() : no_extras, &kept);
+    auto seq = member->spool->AppendEncoded(
+        [&](uint64_t seq, std::string* out) { EncodeBatchMessage(seq, session, share, out); },
+        static_cast<uint32_t>(kept.size()));
+    if (!seq.ok()) result.Update(SpoolError(member->address, seq.status()));
+  }
   return result;
 }
 

@@ -38,6 +38,7 @@
 #include "hash_ring.h"
 #include "ntprof/v1/collector.pb.h"
 #include "spool.h"
+#include "wire_batch.h"
 
 namespace ntprof::agent {
 
@@ -70,7 +71,7 @@ class CollectorRing {
 
   // Routing (what Recordings spools).
   absl::Status AppendOpened(const v1::FileHeader& header);
-  absl::Status AppendBatch(const std::string& session, const v1::RecordBatch& batch);
+  absl::Status AppendBatch(const std::string& session, const BatchShare& batch);
   // Losses of the trailer go to the home collector only; error set = the agent could not record.
   absl::Status AppendClosed(const std::string& session, const v1::FileTrailer* trailer,
                             const std::string& error);

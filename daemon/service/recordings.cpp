@@ -71,28 +71,28 @@ class Recordings::Sink : public BatchSink {
  public:
   Sink(Recordings* owner, Recording* recording) : owner_(owner), recording_(recording) {}
 
-  absl::Status WriteBatch(const v1::RecordBatch& batch) override {
-    return WriteOwnedBatch(v1::RecordBatch(batch));
-  }
-
   // The session's share of the recorder's batch (SessionFanOut).
-  absl::Status WriteOwnedBatch(v1::RecordBatch&& b) override {
+  absl::Status WriteBatch(const BatchShare& batch) override {
     // The spool's loss is the agent's, not the kernel's: it rides in-band with every batch.
-    b.mutable_losses()->set_spool_full(SpoolLoss());
+    v1::RecordBatch extras = batch.extras();
+    extras.mutable_losses()->set_spool_full(SpoolLoss());
+    const BatchShare share(batch.batch(), extras, batch.kept());
     {
       std::lock_guard lock(recording_->mu);
-      recording_->losses = b.losses();
+      recording_->losses = extras.losses();
     }
-    records_ += static_cast<uint64_t>(b.records_size());
+    records_ += share.size();
     ++batches_;
     if (recording_->spooled) {
       // Split over the collectors by the ring; each spool numbers its share.
-      if (auto st = owner_->ring_->AppendBatch(recording_->settings.session(), b); !st.ok())
+      if (auto st = owner_->ring_->AppendBatch(recording_->settings.session(), share); !st.ok())
         return st;
     }
-    v1::RecordStreamMessage out;
-    *out.mutable_batch() = std::move(b);
-    owner_->Publish(*recording_, out);
+    owner_->Publish(*recording_, [&] {
+      v1::RecordStreamMessage out;
+      *out.mutable_batch() = share.ToMessage();
+      return out;
+    });
     return absl::OkStatus();
   }
 
@@ -105,9 +105,11 @@ class Recordings::Sink : public BatchSink {
           !st.ok())
         return st;
     }
-    v1::RecordStreamMessage out;
-    *out.mutable_trailer() = t;
-    owner_->Publish(*recording_, out);
+    owner_->Publish(*recording_, [&] {
+      v1::RecordStreamMessage out;
+      *out.mutable_trailer() = t;
+      return out;
+    });
     return absl::OkStatus();
   }
   const v1::FileTrailer& trailer() const { return trailer_; }
@@ -405,8 +407,10 @@ void Recordings::Finish(std::shared_ptr<Recording> r, absl::StatusOr<v1::FileTra
   r->finished.set_value(std::move(result));
 }
 
-void Recordings::Publish(Recording& r, const v1::RecordStreamMessage& message) {
+void Recordings::Publish(Recording& r, const std::function<v1::RecordStreamMessage()>& make) {
   std::lock_guard lock(r.mu);
+  if (r.feeds.empty()) return;
+  const v1::RecordStreamMessage message = make();
   for (auto& f : r.feeds) f->Push(message);
 }
 

@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -97,7 +98,9 @@ class Recordings {
               const std::string& reason);
   // The recorder samples at the finest rate of the sessions it still records for.
   void UpdateRate(Shared& shared);
-  void Publish(Recording& recording, const v1::RecordStreamMessage& message);
+  // Gives the recording's Record callers the message make() builds; only built when there are
+  // callers (a batch is decoded for them alone).
+  void Publish(Recording& recording, const std::function<v1::RecordStreamMessage()>& make);
   void ReapLocked();
   std::filesystem::path MarkerOf(const std::string& session) const;
 

@@ -5,8 +5,8 @@
 
 #include "loss_counters.h"
 #include "monotonic_clock.h"
+#include "ntprof_sampler.h"
 #include "recording_settings.h"
-#include "stage_model.h"
 
 namespace ntprof::agent {
 
@@ -58,25 +58,39 @@ void SessionFanOut::UpdateStopLocked() {
   closed_ = closed_ || stop_;
 }
 
-v1::RecordBatch SessionFanOut::ShareOf(const Member& m, const v1::RecordBatch& batch) const {
-  v1::RecordBatch share;
-  share.set_seq(batch.seq());
-  for (const v1::Record& r : batch.records()) {
-    const uint64_t start = EarliestStamp(r);
-    if (start < m.start_mono_ns || start >= m.left_mono_ns) continue;
-    if (SessionKeeps(m.settings, r)) *share.add_records() = r;
+void SessionFanOut::ShareOf(const Member& m, const BatchShare& batch, Share* share) const {
+  share->extras.Clear();
+  share->extras.set_seq(batch.extras().seq());
+  share->kept.clear();
+  bool every = batch.kept() == nullptr;
+  const WireBatch& records = batch.batch();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const uint32_t index = batch.kept() ? (*batch.kept())[i] : static_cast<uint32_t>(i);
+    const WireBatch::Entry& e = records.entry(index);
+    const RecordIdentity& id = records.identity(e);
+    const bool kept = e.earliest_stamp >= m.start_mono_ns && e.earliest_stamp < m.left_mono_ns &&
+                      SessionNames(m.settings, id.subsys_nqn, id.device) &&
+                      ntprof_sampled(e.opcode, e.nsid, e.slba, e.nlb, e.cid, m.settings.salt(),
+                                     m.settings.sample_rate()) != 0;
+    if (kept) {
+      share->kept.push_back(index);
+    } else {
+      every = false;
+    }
   }
+  share->every = every;
   const auto& devices = m.settings.devices();
-  for (const v1::DeviceCounters& c : batch.counters()) {
+  for (const v1::DeviceCounters& c : batch.extras().counters()) {
     if (devices.empty() || std::find(devices.begin(), devices.end(), c.device()) != devices.end())
-      *share.add_counters() = c;
+      *share->extras.add_counters() = c;
   }
-  if (batch.has_losses()) *share.mutable_losses() = LossDelta(m.losses_at_join, batch.losses());
-  return share;
+  if (batch.extras().has_losses())
+    *share->extras.mutable_losses() = LossDelta(m.losses_at_join, batch.extras().losses());
 }
 
-absl::Status SessionFanOut::WriteBatch(const v1::RecordBatch& batch) {
+absl::Status SessionFanOut::WriteBatch(const BatchShare& batch) {
   std::vector<std::function<void()>> ended;  // called once the lock is released
+  Share share;
   {
     std::lock_guard lock(mu_);
     const uint64_t now = ClockNs(CLOCK_MONOTONIC);
@@ -87,7 +101,9 @@ absl::Status SessionFanOut::WriteBatch(const v1::RecordBatch& batch) {
         m.leaving = true;
         m.left_mono_ns = std::min(m.left_mono_ns, m.end_mono_ns);
       }
-      absl::Status st = m.sink->WriteOwnedBatch(ShareOf(m, batch));
+      ShareOf(m, batch, &share);
+      absl::Status st = m.sink->WriteBatch(
+          BatchShare(batch.batch(), share.extras, share.every ? nullptr : &share.kept));
       // The last session to leave stays for the recorder's drained end (Finalize).
       if (st.ok() && !(m.leaving && members_.size() > 1)) {
         ++it;
@@ -96,8 +112,8 @@ absl::Status SessionFanOut::WriteBatch(const v1::RecordBatch& batch) {
       v1::FileTrailer trailer;
       trailer.set_end_wall_ns(ClockNs(CLOCK_REALTIME));
       trailer.set_end_mono_ns(now);
-      if (batch.has_losses())
-        *trailer.mutable_losses() = LossDelta(m.losses_at_join, batch.losses());
+      if (batch.extras().has_losses())
+        *trailer.mutable_losses() = LossDelta(m.losses_at_join, batch.extras().losses());
       if (st.ok()) st = m.sink->Finalize(trailer);
       absl::StatusOr<v1::FileTrailer> result =
           st.ok() ? absl::StatusOr<v1::FileTrailer>(trailer) : st;
@@ -106,7 +122,7 @@ absl::Status SessionFanOut::WriteBatch(const v1::RecordBatch& batch) {
       });
       it = members_.erase(it);
     }
-    if (batch.has_losses()) last_losses_ = batch.losses();
+    if (batch.extras().has_losses()) last_losses_ = batch.extras().losses();
     UpdateStopLocked();
   }
   for (auto& f : ended) f();

@@ -12,6 +12,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "batch_sink.h"
 #include "ntprof/v1/agent.pb.h"
@@ -41,7 +42,7 @@ class SessionFanOut : public BatchSink {
   // stops.
   const std::atomic<bool>& stop() const { return stop_; }
 
-  absl::Status WriteBatch(const v1::RecordBatch& batch) override;
+  absl::Status WriteBatch(const BatchShare& batch) override;
   // The recording ended: every session still in gets the trailer.
   absl::Status Finalize(const v1::FileTrailer& trailer) override;
   // The recording failed (or never started): every session still in ends with the error.
@@ -60,8 +61,14 @@ class SessionFanOut : public BatchSink {
     v1::LossCounters losses_at_join;  // the recorder's, cumulative: a session counts its own
     Finished finished;
   };
-  // The member's share of the batch.
-  v1::RecordBatch ShareOf(const Member& member, const v1::RecordBatch& batch) const;
+  // A member's share of a batch: which records (every one, or those in kept) and its own counters
+  // and losses. The records are not copied: the member's sink gets a BatchShare over them.
+  struct Share {
+    v1::RecordBatch extras;
+    std::vector<uint32_t> kept;
+    bool every = true;
+  };
+  void ShareOf(const Member& member, const BatchShare& batch, Share* share) const;
   void UpdateStopLocked();
 
   mutable std::mutex mu_;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 #include <random>
 
 #include "absl/strings/numbers.h"
@@ -24,7 +25,7 @@ constexpr char kMagic[8] = {'N', 'T', 'S', 'P', 'O', 'O', 'L', '1'};
 constexpr uint32_t kMaxFrame = 64u << 20;  // a longer length field is damage, not a message
 constexpr const char* kSegmentSuffix = ".seg";
 
-uint32_t Crc(const std::string& payload) {
+uint32_t Crc(std::string_view payload) {
   return static_cast<uint32_t>(
       crc32(0, reinterpret_cast<const Bytef*>(payload.data()), payload.size()));
 }
@@ -214,6 +215,14 @@ absl::Status Spool::NewSegmentLocked(uint64_t name) {
 
 absl::StatusOr<uint64_t> Spool::WriteLocked(const v1::AgentMessage& message, uint64_t first,
                                             uint64_t last, bool gap) {
+  return WriteFrameLocked(
+      [&](std::string* out) { message.AppendToString(out); }, first, last, gap,
+      static_cast<uint32_t>(message.batch().batch().records_size()));
+}
+
+absl::StatusOr<uint64_t> Spool::WriteFrameLocked(const std::function<void(std::string*)>& encode,
+                                                 uint64_t first, uint64_t last, bool gap,
+                                                 uint32_t records) {
   Segment* active = &segments_.back();
   // Roll when the active segment is full, or when all it holds is acked (so Ack can delete it).
   const bool all_acked = active->bytes > sizeof(kMagic) && active->max_last <= acked_;
@@ -222,10 +231,15 @@ absl::StatusOr<uint64_t> Spool::WriteLocked(const v1::AgentMessage& message, uin
     TrimLocked();
     active = &segments_.back();
   }
-  const std::string payload = message.SerializeAsString();
-  uint32_t head[2] = {static_cast<uint32_t>(payload.size()), Crc(payload)};
-  std::string frame(reinterpret_cast<const char*>(head), sizeof(head));
-  frame += payload;
+  // The frame is built in one buffer, the payload encoded after room for its head.
+  uint32_t head[2];
+  std::string& frame = frame_;
+  frame.assign(sizeof(head), '\0');
+  encode(&frame);
+  const std::string_view payload = std::string_view(frame).substr(sizeof(head));
+  head[0] = static_cast<uint32_t>(payload.size());
+  head[1] = Crc(payload);
+  std::memcpy(frame.data(), head, sizeof(head));
   if (!WriteFull(active_fd_, frame)) return Errno("cannot append to", PathOf(active->name));
   if (options_.fsync && fdatasync(active_fd_) != 0)
     return Errno("cannot sync", PathOf(active->name));
@@ -237,7 +251,7 @@ absl::StatusOr<uint64_t> Spool::WriteLocked(const v1::AgentMessage& message, uin
             .offset = active->bytes,
             .length = static_cast<uint32_t>(payload.size()),
             .gap = gap,
-            .records = static_cast<uint32_t>(message.batch().batch().records_size())});
+            .records = records});
   active->bytes += frame.size();
   active->max_last = std::max(active->max_last, last);
   appended_.notify_all();
@@ -250,6 +264,17 @@ absl::StatusOr<uint64_t> Spool::Append(v1::AgentMessage message) {
   message.set_seq(seq);
   if (message.has_batch()) message.mutable_batch()->mutable_batch()->set_seq(seq);
   auto written = WriteLocked(message, seq, seq, false);
+  if (!written.ok()) return written.status();
+  last_seq_ = seq;
+  if (absl::Status st = EnforceLimitLocked(); !st.ok()) return st;
+  return seq;
+}
+
+absl::StatusOr<uint64_t> Spool::AppendEncoded(const EncodeFn& encode, uint32_t records) {
+  std::lock_guard lock(mu_);
+  const uint64_t seq = last_seq_ + 1;
+  auto written = WriteFrameLocked([&](std::string* out) { encode(seq, out); }, seq, seq, false,
+                                  records);
   if (!written.ok()) return written.status();
   last_seq_ = seq;
   if (absl::Status st = EnforceLimitLocked(); !st.ok()) return st;
@@ -345,13 +370,26 @@ uint64_t Spool::FirstHeldSeq() const {
 
 absl::StatusOr<std::vector<v1::AgentMessage>> Spool::ReadFrom(uint64_t* pos, size_t max,
                                                               int wait_ms) {
+  auto frames = ReadFramesFrom(pos, max, wait_ms);
+  if (!frames.ok()) return frames.status();
+  std::vector<v1::AgentMessage> out(frames->size());
+  for (size_t i = 0; i < frames->size(); ++i) {
+    if (!out[i].ParseFromString((*frames)[i]))
+      return absl::DataLossError(absl::StrCat("spool ", options_.dir.string(),
+                                              ": a frame is not an AgentMessage"));
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<std::string>> Spool::ReadFramesFrom(uint64_t* pos, size_t max,
+                                                               int wait_ms) {
   std::unique_lock lock(mu_);
   if (*pos >= next_position_) {
     const uint64_t generation = wake_generation_;
     appended_.wait_for(lock, std::chrono::milliseconds(wait_ms),
                        [&] { return *pos < next_position_ || generation != wake_generation_; });
   }
-  std::vector<v1::AgentMessage> out;
+  std::vector<std::string> out;
   // Frames dropped (acked, or spool full) before the reader got there are skipped.
   auto it = std::lower_bound(frames_.begin(), frames_.end(), *pos,
                              [](const Frame& f, uint64_t p) { return f.position < p; });
@@ -366,9 +404,12 @@ absl::StatusOr<std::vector<v1::AgentMessage>> Spool::ReadFrom(uint64_t* pos, siz
       fd_segment = it->segment;
       if (fd < 0) return Errno("cannot open", PathOf(it->segment));
     }
-    std::string payload(it->length, '\0');
-    if (!ReadFull(fd, payload.data(), payload.size(), it->offset + 8) ||
-        !out.emplace_back().ParseFromString(payload)) {
+    // Checked against its CRC: the link sends these bytes without decoding them.
+    uint32_t head[2];
+    std::string& payload = out.emplace_back(it->length, '\0');
+    if (!ReadFull(fd, head, sizeof(head), it->offset) ||
+        !ReadFull(fd, payload.data(), payload.size(), it->offset + sizeof(head)) ||
+        head[0] != it->length || head[1] != Crc(payload)) {
       close(fd);
       return absl::DataLossError(
           absl::StrCat("spool segment ", PathOf(it->segment).string(), " changed under the agent"));

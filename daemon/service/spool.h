@@ -17,6 +17,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <filesystem>
 #include <memory>
 #include <mutex>
@@ -56,6 +57,10 @@ class Spool {
 
   // Numbers the message (seq, and batch.seq for a batch), writes it and returns the number.
   absl::StatusOr<uint64_t> Append(v1::AgentMessage message);
+  // The same for a message its caller encodes: encode(seq, out) appends the wire form of an
+  // AgentMessage numbered seq (and, for a batch of `records` records, its batch.seq == seq).
+  using EncodeFn = std::function<void(uint64_t seq, std::string* out)>;
+  absl::StatusOr<uint64_t> AppendEncoded(const EncodeFn& encode, uint32_t records);
   // Gives out one number that will never carry a message and spools its SequenceGap (an agent
   // that died while recording lost the interval it had not written yet).
   absl::StatusOr<uint64_t> DeclareLost(const std::string& reason);
@@ -71,6 +76,8 @@ class Spool {
   // Up to max messages from position *pos on, skipping acked ones; advances *pos. Waits up to
   // wait_ms for one to arrive when there is none.
   absl::StatusOr<std::vector<v1::AgentMessage>> ReadFrom(uint64_t* pos, size_t max, int wait_ms);
+  // The same, each message in its wire form as spooled (the link sends them as they are).
+  absl::StatusOr<std::vector<std::string>> ReadFramesFrom(uint64_t* pos, size_t max, int wait_ms);
   // Wakes a ReadFrom that waits (the link is shutting down).
   void Wake();
 
@@ -101,6 +108,10 @@ class Spool {
   absl::Status NewSegmentLocked(uint64_t name);
   absl::StatusOr<uint64_t> WriteLocked(const v1::AgentMessage& message, uint64_t first,
                                        uint64_t last, bool gap);
+  // Appends one frame whose payload encode appends.
+  absl::StatusOr<uint64_t> WriteFrameLocked(const std::function<void(std::string*)>& encode,
+                                            uint64_t first, uint64_t last, bool gap,
+                                            uint32_t records);
   absl::Status EnforceLimitLocked();
   void TrimLocked();
   std::filesystem::path PathOf(uint64_t segment) const;
@@ -111,6 +122,7 @@ class Spool {
   std::condition_variable appended_;
   std::deque<Segment> segments_;  // oldest first; the last one is appended to
   std::deque<Frame> frames_;      // every frame on disk, in file order
+  std::string frame_;             // the frame being written (its buffer reused)
   int active_fd_ = -1;
   uint64_t next_position_ = 0;
   uint64_t last_seq_ = 0;

@@ -133,10 +133,11 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
   IntervalSummary summary(req.sample_rate,
                           o.role == SpdkRole::kTarget ? Scope::kTargetOnly : Scope::kHostOnly);
   uint64_t total = 0;
-  auto on_interval = [&](const v1::RecordBatch& batch, uint64_t interval_ns, bool interval_end) {
-    total += batch.records_size();
+  auto on_interval = [&](const agent::BatchShare& batch, uint64_t interval_ns,
+                         bool interval_end) {
+    total += batch.size();
     if (quiet) return;
-    summary.AddBatch(batch);
+    summary.AddBatch(batch.ToMessage());  // decoded for the summary alone
     if (!interval_end) return;
     for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
       std::cout << line << "\n";

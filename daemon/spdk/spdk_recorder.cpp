@@ -131,7 +131,7 @@ void SpdkRecorder::Rescan() {
   }
 }
 
-void SpdkRecorder::OnEvent(const ntprof_spdk_event& e, v1::RecordBatch& batch) {
+void SpdkRecorder::OnEvent(const ntprof_spdk_event& e, WireBatch& batch) {
   auto rec = ConvertSpdkEvent(e);
   if (!rec.ok()) {
     ++unusable_;
@@ -141,7 +141,11 @@ void SpdkRecorder::OnEvent(const ntprof_spdk_event& e, v1::RecordBatch& batch) {
   if (SpdkRecordMissesStamp(*rec)) ++missing_stamp_;
   auto t = processes_.find(static_cast<pid_t>(e.pid));
   const std::string comm = t != processes_.end() ? t->second.comm : absl::StrCat("pid", e.pid);
-  ConvertRecord(*rec, SpdkIdentity(e, comm), agent_, batch.add_records());
+  RecordIdentity id = SpdkIdentity(e, comm);
+  // Events of one process and subsystem follow each other: encode an identity when it changes.
+  if (!last_identity_ || !(last_identity_->identity == id))
+    last_identity_ = EncodeIdentity(id, agent_);
+  batch.Add(*rec, last_identity_);
 }
 
 void SpdkRecorder::FillLosses(v1::LossCounters* l) const {
@@ -150,7 +154,7 @@ void SpdkRecorder::FillLosses(v1::LossCounters* l) const {
   l->set_missing_stamp(missing_stamp_ + unusable_);
 }
 
-absl::StatusOr<int> SpdkRecorder::PollProbes(int timeout_ms, v1::RecordBatch& batch) {
+absl::StatusOr<int> SpdkRecorder::PollProbes(int timeout_ms, WireBatch& batch) {
   return probes_->Poll(timeout_ms, [&](const ntprof_spdk_event& e) { OnEvent(e, batch); });
 }
 
@@ -163,7 +167,7 @@ std::optional<std::string> SpdkRecorder::AfterPoll(uint64_t now_ns) {
 }
 
 // Sampling off first; commands already sampled still fire their probe: collect them.
-void SpdkRecorder::Stop(bool drain, v1::RecordBatch& batch) {
+void SpdkRecorder::Stop(bool drain, WireBatch& batch) {
   for (auto& [pid, t] : processes_) StopSampling(pid, t);
   if (!drain) return;
   for (int i = 0; i < 3; ++i) {

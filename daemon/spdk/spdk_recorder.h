@@ -70,18 +70,18 @@ class SpdkRecorder : private RecordSource {
   void Rescan();
   absl::Status Track(pid_t pid);
   void StopSampling(pid_t pid, Tracked& t);
-  void OnEvent(const ntprof_spdk_event& e, v1::RecordBatch& batch);
+  void OnEvent(const ntprof_spdk_event& e, WireBatch& batch);
 
   // RecordSource
   // The USDT programs wake the agent at every event; the short poll keeps AfterPoll's process
   // rescans on time.
-  absl::StatusOr<int> Poll(int max_wait_ms, v1::RecordBatch& batch) override {
+  absl::StatusOr<int> Poll(int max_wait_ms, WireBatch& batch) override {
     return PollProbes(std::min(kPollMs, max_wait_ms), batch);
   }
   std::optional<std::string> AfterPoll(uint64_t now_ns) override;
   void FillLosses(v1::LossCounters* losses) const override;
-  void Stop(bool drain, v1::RecordBatch& batch) override;
-  absl::StatusOr<int> PollProbes(int timeout_ms, v1::RecordBatch& batch);
+  void Stop(bool drain, WireBatch& batch) override;
+  absl::StatusOr<int> PollProbes(int timeout_ms, WireBatch& batch);
 
   static constexpr int kPollMs = 50;
   void Log(const std::string& line) const {
@@ -98,6 +98,7 @@ class SpdkRecorder : private RecordSource {
   std::map<pid_t, uint64_t> first_seen_ns_;  // matching processes not attachable yet
   v1::FileHeader header_;
   std::string agent_;
+  std::shared_ptr<const EncodedIdentity> last_identity_;  // of the latest event
   std::string stop_reason_;
 
   bool only_pids_ = false;  // every process was given by PID: the recording ends when they exit

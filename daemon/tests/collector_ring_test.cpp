@@ -10,14 +10,23 @@
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
+using ntprof::agent::BatchShare;
 using ntprof::agent::CollectorRing;
 using ntprof::agent::CollectorRingOptions;
 using ntprof::agent::Spool;
 using ntprof::agent::SpoolDirName;
+using ntprof::agent::WireBatch;
 using ntprof::testing::TempDir;
 namespace v1 = ntprof::v1;
 
 namespace {
+
+// Spools a batch that is a message, as the agent's recordings spool theirs.
+absl::Status AppendMessage(CollectorRing& ring, const std::string& session,
+                           const v1::RecordBatch& message) {
+  const WireBatch batch = WireBatch::FromMessage(message);
+  return ring.AppendBatch(session, BatchShare(batch, batch.extras()));
+}
 
 std::unique_ptr<CollectorRing> MakeRing(const fs::path& dir, bool per_member = true) {
   return std::make_unique<CollectorRing>(
@@ -76,7 +85,7 @@ TEST_CASE("ring_sends_each_record_to_its_subsystems_owner_and_counters_and_losse
     REQUIRE(r->SetMembers(kMembers).ok());
     CHECK(r->HomeMember() == home);
     REQUIRE(r->AppendOpened(header).ok());
-    REQUIRE(r->AppendBatch("s", batch).ok());
+    REQUIRE(AppendMessage(*r, "s", batch).ok());
     REQUIRE(r->AppendClosed("s", &trailer, "").ok());
   }
   for (const std::string& member : kMembers) {
@@ -114,7 +123,7 @@ TEST_CASE("a_collector_that_joins_mid_recording_gets_the_session_opened_before_r
     REQUIRE(r->SetMembers(kMembers).ok());
     REQUIRE(r->AppendOpened(header).ok());
     REQUIRE(r->SetMembers(grown).ok());
-    REQUIRE(r->AppendBatch("s", batch).ok());
+    REQUIRE(AppendMessage(*r, "s", batch).ok());
     REQUIRE(r->AppendClosed("s", nullptr, "").ok());
     // Closed, and a later member gets no open for it.
     REQUIRE(r->SetMembers({"c1:7420", "c2:7420", "c3:7420", "c4:7420"}).ok());
@@ -158,7 +167,7 @@ TEST_CASE("a_collector_removed_mid_recording_gets_no_records_but_its_close_and_s
     REQUIRE(r->AppendOpened(header).ok());
     REQUIRE(r->SetMembers(kMembers).ok());
     CHECK(r->Members() == kMembers);
-    REQUIRE(r->AppendBatch("s", batch).ok());
+    REQUIRE(AppendMessage(*r, "s", batch).ok());
     CHECK(r->Retire() == 1);  // its file at c3 is open: not yet
     REQUIRE(r->AppendClosed("s", nullptr, "").ok());
     CHECK(r->Retire() == 1);  // its close is not acked yet (nothing dials here)
@@ -187,7 +196,7 @@ TEST_CASE("a_collector_back_in_the_ring_before_it_retired_gets_the_recordings_op
     REQUIRE(r->SetMembers(kMembers).ok());  // c3 out, with "before" open there
     REQUIRE(r->AppendOpened(during).ok());  // not at c3
     REQUIRE(r->SetMembers(all).ok());       // back, its spool not drained: never retired
-    REQUIRE(r->AppendBatch("during", batch).ok());
+    REQUIRE(AppendMessage(*r, "during", batch).ok());
     REQUIRE(r->AppendClosed("during", nullptr, "").ok());
     REQUIRE(r->AppendClosed("before", nullptr, "").ok());
   }

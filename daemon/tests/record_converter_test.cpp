@@ -2,8 +2,22 @@
 
 #include "record_converter.h"
 
+#include <google/protobuf/util/message_differencer.h>
+
+#include "batch_sink.h"
+#include "wire_batch.h"
+
 namespace ntprof::agent {
 namespace {
+
+// What protobuf's own parser reads from a record's encoding: the ground truth of EncodeRecord.
+v1::Record Decoded(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent) {
+  std::string bytes;
+  EncodeRecord(rec, *EncodeIdentity(id, agent), &bytes);
+  v1::Record p;
+  REQUIRE(p.ParseFromString(bytes));
+  return p;
+}
 
 ntprof_record HostRead() {
   ntprof_record r{};
@@ -24,8 +38,7 @@ ntprof_record HostRead() {
 
 TEST_CASE("host_record_converts_with_resolved_identity") {
   RecordIdentity id{"nqn.x", 5, "nvme0n1"};
-  v1::Record p;
-  ConvertRecord(HostRead(), id, "hostA", &p);
+  const v1::Record p = Decoded(HostRead(), id, "hostA");
   CHECK(p.role() == v1::ROLE_HOST);
   CHECK(p.transport() == v1::TRANSPORT_TCP);
   CHECK(p.opcode() == 2);
@@ -46,10 +59,87 @@ TEST_CASE("target_record_carries_target_stamps") {
   ntprof_record r{};
   r.role = NTPROF_ROLE_TARGET;
   r.stamps[NTPROF_T_RESPONSE_SENT] = 77;
-  v1::Record p;
-  ConvertRecord(r, {}, "t", &p);
+  const v1::Record p = Decoded(r, {}, "t");
   REQUIRE(p.stamps_size() == NTPROF_TARGET_STAMPS);
   CHECK(p.stamps(NTPROF_T_RESPONSE_SENT) == 77);
+}
+
+// Every field at its widest (a 64-bit stamp and slba, 32-bit nsid, 16-bit cid and status, long
+// strings) and at zero: the encoding is what protobuf writes for the same message, byte for byte.
+TEST_CASE("encoded_record_is_protobufs_own_encoding_at_every_width") {
+  ntprof_record wide{};
+  for (int i = 0; i < NTPROF_TARGET_STAMPS; ++i) wide.stamps[i] = UINT64_MAX - i;
+  wide.stamps[3] = 0;  // not seen: keeps its place
+  wide.slba = UINT64_MAX;
+  wide.nsid = UINT32_MAX;
+  wide.nlb = 65535;
+  wide.bytes = UINT32_MAX;
+  wide.flags = NTPROF_F_WRITE | NTPROF_F_ERROR;
+  wide.qid = 65535;
+  wide.cid = 65535;
+  wide.status = 0x7fff;
+  wide.opcode = 0xff;
+  wide.role = NTPROF_ROLE_TARGET;
+  wide.transport = NTPROF_TRANSPORT_RDMA;
+  wide.stack = NTPROF_STACK_SPDK;
+  const RecordIdentity id{std::string(300, 'q'), UINT32_MAX, "nullb0"};
+  for (const ntprof_record& rec : {wide, ntprof_record{}}) {
+    v1::Record expected;
+    expected.set_role(static_cast<v1::Role>(rec.role));
+    expected.set_transport(static_cast<v1::Transport>(rec.transport));
+    expected.set_stack(static_cast<v1::Stack>(rec.stack));
+    expected.set_opcode(rec.opcode);
+    expected.set_nsid(rec.nsid);
+    expected.set_slba(rec.slba);
+    expected.set_nlb(rec.nlb);
+    expected.set_bytes(rec.bytes);
+    expected.set_subsys_nqn(id.subsys_nqn);
+    expected.set_cntlid(id.cntlid);
+    expected.set_qid(rec.qid);
+    expected.set_cid(rec.cid);
+    expected.set_flags(rec.flags);
+    expected.set_status(rec.status);
+    expected.set_device(id.device);
+    expected.mutable_stamps()->Add(rec.stamps, rec.stamps + StampCount(rec.role));
+    expected.set_agent("agent-with-a-name");
+    const v1::Record got = Decoded(rec, id, "agent-with-a-name");
+    CHECK(google::protobuf::util::MessageDifferencer::Equals(got, expected));
+    std::string bytes;
+    EncodeRecord(rec, *EncodeIdentity(id, "agent-with-a-name"), &bytes);
+    CHECK(bytes.size() == expected.ByteSizeLong());
+  }
+}
+
+// A batch written through a share (some records, its own extras) is the v1.RecordBatch of those
+// records and extras, as protobuf parses it.
+TEST_CASE("batch_share_writes_the_records_it_keeps_with_its_own_extras") {
+  WireBatch batch;
+  auto id = EncodeIdentity({"nqn.x", 5, "nvme0n1"}, "hostA");
+  for (uint16_t cid = 0; cid < 5; ++cid) {
+    ntprof_record r = HostRead();
+    r.cid = cid;
+    batch.Add(r, id);
+  }
+  v1::RecordBatch extras;
+  extras.set_seq(42);
+  extras.add_counters()->set_reads(7);
+  extras.mutable_losses()->set_spool_full(3);
+  const std::vector<uint32_t> kept = {1, 3};
+  const BatchShare share(batch, extras, &kept);
+  std::string bytes;
+  share.AppendTo(&bytes);
+  CHECK(bytes.size() == share.WireSize());
+  v1::RecordBatch parsed;
+  REQUIRE(parsed.ParseFromString(bytes));
+  CHECK(parsed.seq() == 42);
+  CHECK(parsed.counters(0).reads() == 7);
+  CHECK(parsed.losses().spool_full() == 3);
+  REQUIRE(parsed.records_size() == 2);
+  CHECK(parsed.records(0).cid() == 1);
+  CHECK(parsed.records(1).cid() == 3);
+  CHECK(parsed.records(1).subsys_nqn() == "nqn.x");
+  CHECK(google::protobuf::util::MessageDifferencer::Equals(parsed, share.ToMessage()));
+  CHECK(batch.entry(3).earliest_stamp == 1000);
 }
 
 TEST_CASE("missing_core_stamp_is_per_transport") {

@@ -17,8 +17,8 @@ namespace {
 // Keeps what reaches it, as a session's own sink (spool, feeds) would.
 class KeptBatches : public BatchSink {
  public:
-  absl::Status WriteBatch(const v1::RecordBatch& batch) override {
-    batches.push_back(batch);
+  absl::Status WriteBatch(const BatchShare& batch) override {
+    batches.push_back(batch.ToMessage());
     return absl::OkStatus();
   }
   absl::Status Finalize(const v1::FileTrailer& t) override {
@@ -97,7 +97,7 @@ TEST_CASE("two_sessions_get_what_each_would_have_recorded_alone") {
       r->set_subsys_nqn(nqn);
       r->add_stamps(1'000'000 + static_cast<uint64_t>(i));  // started while both were in
     }
-    REQUIRE(fan_out.WriteBatch(batch).ok());
+    REQUIRE(WriteBatchMessage(fan_out, batch).ok());
   }
   CHECK(IdentitiesOf(fine) == want_fine);
   CHECK(IdentitiesOf(coarse) == want_coarse);
@@ -107,7 +107,7 @@ TEST_CASE("two_sessions_get_what_each_would_have_recorded_alone") {
   fan_out.Leave("fine");
   CHECK(fan_out.FinestRate() == 1000);
   CHECK_FALSE(fan_out.stop().load());
-  REQUIRE(fan_out.WriteBatch(v1::RecordBatch()).ok());
+  REQUIRE(WriteBatchMessage(fan_out, v1::RecordBatch()).ok());
   CHECK(fine.finalized);
   CHECK(ended == 1);
   CHECK_FALSE(coarse.finalized);
@@ -128,10 +128,10 @@ TEST_CASE("a_session_that_joins_later_counts_losses_from_its_own_start") {
   REQUIRE(fan_out.Join(Settings("first", 10, 1), &first, 0, 0, ignore, [] {}));
   v1::RecordBatch batch;
   batch.mutable_losses()->set_ring_buffer_full(7);
-  REQUIRE(fan_out.WriteBatch(batch).ok());
+  REQUIRE(WriteBatchMessage(fan_out, batch).ok());
   REQUIRE(fan_out.Join(Settings("second", 10, 1), &second, 0, 0, ignore, [] {}));
   batch.mutable_losses()->set_ring_buffer_full(10);
-  REQUIRE(fan_out.WriteBatch(batch).ok());
+  REQUIRE(WriteBatchMessage(fan_out, batch).ok());
   CHECK(first.batches.back().losses().ring_buffer_full() == 10);
   CHECK(second.batches.back().losses().ring_buffer_full() == 3);
 }
@@ -145,7 +145,7 @@ TEST_CASE("a_session_with_a_duration_ends_on_its_own_while_the_other_goes_on") {
                        [] {}));
   REQUIRE(fan_out.Join(Settings("standing", 1000, 1), &standing, 0, 0,
                        [](absl::StatusOr<v1::FileTrailer>, const std::string&) {}, [] {}));
-  REQUIRE(fan_out.WriteBatch(v1::RecordBatch()).ok());
+  REQUIRE(WriteBatchMessage(fan_out, v1::RecordBatch()).ok());
   CHECK(brief.finalized);
   CHECK(reason == "duration elapsed");
   CHECK_FALSE(standing.finalized);
@@ -169,7 +169,7 @@ TEST_CASE("a_session_keeps_only_the_commands_that_started_while_it_was_in") {
   v1::RecordBatch batch;
   *batch.add_records() = record_at(500);
   *batch.add_records() = record_at(UINT64_MAX / 2);  // far in the future
-  REQUIRE(fan_out.WriteBatch(batch).ok());
+  REQUIRE(WriteBatchMessage(fan_out, batch).ok());
   REQUIRE(early.batches.size() == 1);
   REQUIRE(early.batches[0].records_size() == 1);
   CHECK(early.batches[0].records(0).stamps(0) == 500);

@@ -7,6 +7,8 @@
 // against a baseline that only copies each record, in one run. Then the same drain through the
 // split among sessions (SessionFanOut) with one session and with two sessions that both keep every
 // record: the agent's work per record when a record goes to two sessions (docs/control-plane.md).
+// Last, what `ntprofd serve` does with a record: one session's share into the collector's spool
+// (CollectorRing, no collector dialled, the spool without fsync).
 //
 //   agent_drain_bench [RECORDS] [OUTPUT.ntp]    (default 2,000,000 records, a temporary file)
 #include <time.h>
@@ -15,12 +17,14 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "batch_sink.h"
+#include "collector_ring.h"
 #include "interval_batch.h"
 #include "ntprof_record.h"
 #include "record_converter.h"
@@ -63,20 +67,21 @@ std::vector<ntprof_record> SyntheticRecords(size_t n) {
 bool Drain(const std::vector<ntprof_record>& records, const ntprof::agent::RecordIdentity& id,
            ntprof::agent::BatchSink& sink, size_t* missing) {
   ntprof::agent::IntervalBatch batch;
+  const auto identity = ntprof::agent::EncodeIdentity(id, "bench");
   for (const ntprof_record& r : records) {
     if (ntprof::agent::MissesCoreStamp(r)) {
       ++*missing;
       continue;
     }
-    ntprof::agent::ConvertRecord(r, id, "bench", batch.batch().add_records());
-    if (batch.batch().records_size() == kMaxBatch) {
+    batch.batch().Add(r, identity);
+    if (batch.batch().size() == kMaxBatch) {
       if (auto st = batch.Flush(sink, nullptr, false, 0); !st.ok()) {
         std::fprintf(stderr, "agent_drain_bench: %s\n", std::string(st.message()).c_str());
         return false;
       }
     }
   }
-  if (batch.batch().records_size() > 0) (void)batch.Flush(sink, nullptr, true, 0);
+  if (batch.batch().size() > 0) (void)batch.Flush(sink, nullptr, true, 0);
   if (auto st = sink.Finalize(ntprof::v1::FileTrailer()); !st.ok()) {
     std::fprintf(stderr, "agent_drain_bench: %s\n", std::string(st.message()).c_str());
     return false;
@@ -112,6 +117,55 @@ std::optional<double> SplitDrain(const std::vector<ntprof_record>& records,
   const double seconds = CpuSeconds() - t0;
   for (const std::string& p : paths) unlink(p.c_str());
   if (!ok) return std::nullopt;
+  return seconds;
+}
+
+// What Recordings does with a session's share in `ntprofd serve`: into the collector ring's spool.
+class SpoolSink : public ntprof::agent::BatchSink {
+ public:
+  explicit SpoolSink(ntprof::agent::CollectorRing* ring) : ring_(ring) {}
+  absl::Status WriteBatch(const ntprof::agent::BatchShare& batch) override {
+    return ring_->AppendBatch("s0", batch);
+  }
+  absl::Status Finalize(const ntprof::v1::FileTrailer& trailer) override {
+    return ring_->AppendClosed("s0", &trailer, "");
+  }
+
+ private:
+  ntprof::agent::CollectorRing* ring_;
+};
+
+// CPU seconds of Drain through one session into a spool (ntprofd serve), or nullopt.
+std::optional<double> SpoolDrain(const std::vector<ntprof_record>& records,
+                                 const ntprof::agent::RecordIdentity& id) {
+  char tmpl[] = "/tmp/ntprof-drain-spool-XXXXXX";
+  if (!mkdtemp(tmpl)) return std::nullopt;
+  const std::string dir = tmpl;
+  std::optional<double> seconds;
+  {
+    ntprof::agent::CollectorRing ring(
+        ntprof::agent::CollectorRingOptions{.spool = {.dir = dir, .fsync = false},
+                                            .home_key = "bench"},
+        [](const std::string&) -> absl::StatusOr<std::shared_ptr<grpc::Channel>> {
+          return absl::UnavailableError("the bench dials no collector");
+        },
+        [](const ntprof::agent::Spool&) { return ntprof::v1::AgentHello(); },
+        [](const ntprof::v1::CollectorMessage&) {});
+    if (ring.SetMembers({}).ok()) {
+      SpoolSink sink(&ring);
+      ntprof::agent::SessionFanOut fan_out;
+      ntprof::v1::RecordingSettings settings;
+      settings.set_session("s0");
+      settings.set_sample_rate(1);
+      fan_out.Join(settings, &sink, 0, 0,
+                   [](absl::StatusOr<ntprof::v1::FileTrailer>, const std::string&) {}, [] {});
+      size_t missing = 0;
+      const double t0 = CpuSeconds();
+      if (Drain(records, id, fan_out, &missing)) seconds = CpuSeconds() - t0;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
   return seconds;
 }
 
@@ -172,6 +226,16 @@ int main(int argc, char** argv) {
     }
   }
 
+  double spool_s = 1e9;
+  for (int run = 0; run < 3; ++run) {
+    auto seconds = SpoolDrain(records, id);
+    if (!seconds) {
+      std::fprintf(stderr, "agent_drain_bench: cannot drain into a spool under /tmp\n");
+      return 1;
+    }
+    spool_s = std::min(spool_s, *seconds);
+  }
+
   const double per_s = n / drain_s;
   std::printf("agent drain, %zu synthetic records (%zu dropped as incomplete; checksum %llu)\n", n,
               missing, static_cast<unsigned long long>(checksum));
@@ -183,5 +247,8 @@ int main(int argc, char** argv) {
   std::printf("  through the split among sessions, 1 session: %.0f ns each; 2 sessions that both "
               "keep it: %.0f ns each (a second session adds %.0f ns a record)\n",
               1e9 * split_s[1] / n, 1e9 * split_s[2] / n, 1e9 * (split_s[2] - split_s[1]) / n);
+  std::printf("  ntprofd serve, one session into the collector's spool: %.0f ns each (%.1fx the "
+              ".ntp drain)\n",
+              1e9 * spool_s / n, spool_s / drain_s);
   return 0;
 }

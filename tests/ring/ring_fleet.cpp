@@ -202,7 +202,9 @@ int Stream(int argc, char** argv) {
       batch.mutable_losses();  // cumulative, none
       (void)a->file->WriteBatch(batch);
       sent += static_cast<uint64_t>(batch.records_size());
-      if (auto st = a->ring->AppendBatch(session, batch); !st.ok()) {
+      const agent::WireBatch wire = agent::WireBatch::FromMessage(batch);
+      if (auto st = a->ring->AppendBatch(session, agent::BatchShare(wire, wire.extras()));
+          !st.ok()) {
         std::cerr << "ring_fleet: " << st.message() << "\n";
         return 1;
       }

@@ -1,0 +1,105 @@
+#include "wire_batch.h"
+
+#include <google/protobuf/io/coded_stream.h>
+
+#include "stage_model.h"
+
+namespace ntprof::agent {
+namespace {
+
+using google::protobuf::io::CodedOutputStream;
+
+constexpr uint32_t kRecordsField = v1::RecordBatch::kRecordsFieldNumber;
+constexpr uint32_t kLengthDelimited = 2;  // wire type
+
+}  // namespace
+
+void AppendLengthDelimitedHead(uint32_t field, size_t size, std::string* out) {
+  uint8_t head[2 * 5];
+  uint8_t* p = CodedOutputStream::WriteTagToArray(field << 3 | kLengthDelimited, head);
+  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
+  out->append(reinterpret_cast<const char*>(head), p - head);
+}
+
+void AppendLengthDelimited(uint32_t field, std::string_view bytes, std::string* out) {
+  AppendLengthDelimitedHead(field, bytes.size(), out);
+  out->append(bytes);
+}
+
+size_t LengthDelimitedSize(uint32_t field, size_t size) {
+  return CodedOutputStream::VarintSize32(field << 3 | kLengthDelimited) +
+         CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) + size;
+}
+
+void WireBatch::Add(const ntprof_record& rec,
+                    const std::shared_ptr<const EncodedIdentity>& identity) {
+  // Records of a batch nearly always share one identity: compare with the last one only.
+  if (identities_.empty() || identities_.back() != identity) identities_.push_back(identity);
+  Entry e;
+  e.offset = static_cast<uint32_t>(records_.size());
+  EncodeRecord(rec, *identities_.back(), &records_);
+  e.length = static_cast<uint32_t>(records_.size()) - e.offset;
+  e.identity = static_cast<uint32_t>(identities_.size() - 1);
+  e.opcode = rec.opcode;
+  e.cid = rec.cid;
+  e.nsid = rec.nsid;
+  e.nlb = rec.nlb;
+  e.slba = rec.slba;
+  e.earliest_stamp = EarliestStamp(rec);
+  entries_.push_back(e);
+}
+
+WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
+  WireBatch b;
+  b.extras_ = message;
+  b.extras_.clear_records();
+  for (const v1::Record& r : message.records()) {
+    RecordIdentity id{r.subsys_nqn(), r.cntlid(), r.device()};
+    auto identity = std::make_shared<EncodedIdentity>();
+    identity->identity = id;
+    b.identities_.push_back(std::move(identity));
+    Entry e;
+    e.offset = static_cast<uint32_t>(b.records_.size());
+    r.AppendToString(&b.records_);
+    e.length = static_cast<uint32_t>(b.records_.size()) - e.offset;
+    e.identity = static_cast<uint32_t>(b.identities_.size() - 1);
+    e.opcode = static_cast<uint8_t>(r.opcode());
+    e.cid = static_cast<uint16_t>(r.cid());
+    e.nsid = r.nsid();
+    e.nlb = r.nlb();
+    e.slba = r.slba();
+    e.earliest_stamp = ntprof::EarliestStamp(r);
+    b.entries_.push_back(e);
+  }
+  return b;
+}
+
+void WireBatch::Clear() {
+  records_.clear();
+  entries_.clear();
+  identities_.clear();
+  extras_.Clear();
+}
+
+size_t BatchShare::WireSize() const {
+  size_t size = extras_->ByteSizeLong();
+  for (size_t i = 0; i < this->size(); ++i) size += LengthDelimitedSize(kRecordsField, entry(i).length);
+  return size;
+}
+
+void BatchShare::AppendTo(std::string* out) const {
+  extras_->AppendToString(out);  // a parser merges the records that follow into it
+  for (size_t i = 0; i < size(); ++i)
+    AppendLengthDelimited(kRecordsField, batch_->bytes(entry(i)), out);
+}
+
+v1::RecordBatch BatchShare::ToMessage() const {
+  v1::RecordBatch message = *extras_;
+  for (size_t i = 0; i < size(); ++i) {
+    const std::string_view bytes = batch_->bytes(entry(i));
+    message.add_records()->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  }
+  return message;
+}
+
+}  // namespace ntprof::agent

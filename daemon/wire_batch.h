@@ -1,0 +1,98 @@
+// A recording's batch in wire form, and the share of it one sink gets.
+//
+// WireBatch holds each record's ntprof.v1.Record bytes, encoded once as the record arrives
+// (EncodeRecord), beside what the split among sessions and collectors looks at (the sampling
+// fields, the earliest stamp, the identity). A BatchShare is some or all of those records with the
+// seq, device counters and losses of the sink it goes to; a sink writes it as the bytes of a
+// v1.RecordBatch by copying byte ranges. Nothing is built as a message, copied per session or per
+// collector, or serialized again (docs/overhead.md, "The agent's work per record").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ntprof/v1/record.pb.h"
+#include "ntprof_record.h"
+#include "record_converter.h"
+
+namespace ntprof::agent {
+
+class WireBatch {
+ public:
+  struct Entry {
+    uint32_t offset = 0;  // of the record's bytes in the batch
+    uint32_t length = 0;
+    uint32_t identity = 0;  // index into the batch's identities
+    // The command's sampling fields (ntprof_sampled) and its earliest stamp.
+    uint8_t opcode = 0;
+    uint16_t cid = 0;
+    uint32_t nsid = 0;
+    uint32_t nlb = 0;
+    uint64_t slba = 0;
+    uint64_t earliest_stamp = 0;
+  };
+
+  void Add(const ntprof_record& rec, const std::shared_ptr<const EncodedIdentity>& identity);
+  // A batch that already is a message (tests, tools): its records are serialized one by one, its
+  // seq, counters and losses become the extras.
+  static WireBatch FromMessage(const v1::RecordBatch& message);
+
+  size_t size() const { return entries_.size(); }
+  const Entry& entry(size_t i) const { return entries_[i]; }
+  const RecordIdentity& identity(const Entry& e) const { return identities_[e.identity]->identity; }
+  std::string_view bytes(const Entry& e) const {
+    return std::string_view(records_).substr(e.offset, e.length);
+  }
+  // The batch's seq, device counters and losses: a v1.RecordBatch without records.
+  v1::RecordBatch& extras() { return extras_; }
+  const v1::RecordBatch& extras() const { return extras_; }
+  // Empties it for the next batch; the buffers keep their capacity.
+  void Clear();
+
+ private:
+  std::string records_;
+  std::vector<Entry> entries_;
+  std::vector<std::shared_ptr<const EncodedIdentity>> identities_;
+  v1::RecordBatch extras_;
+};
+
+// Some of a batch's records (kept: indexes, in order; null: every one) with a sink's own seq,
+// counters and losses (extras: a v1.RecordBatch without records). Both must outlive the share.
+class BatchShare {
+ public:
+  BatchShare(const WireBatch& batch, const v1::RecordBatch& extras,
+             const std::vector<uint32_t>* kept = nullptr)
+      : batch_(&batch), extras_(&extras), kept_(kept) {}
+
+  const WireBatch& batch() const { return *batch_; }
+  const v1::RecordBatch& extras() const { return *extras_; }
+  const std::vector<uint32_t>* kept() const { return kept_; }
+  size_t size() const { return kept_ ? kept_->size() : batch_->size(); }
+  // The i-th record of the share.
+  const WireBatch::Entry& entry(size_t i) const {
+    return batch_->entry(kept_ ? (*kept_)[i] : i);
+  }
+
+  // The share's v1.RecordBatch wire form: its length, and the bytes appended to out.
+  size_t WireSize() const;
+  void AppendTo(std::string* out) const;
+  // The share as a message (a live summary, an Agent.Record caller): decodes every record.
+  v1::RecordBatch ToMessage() const;
+
+ private:
+  const WireBatch* batch_;
+  const v1::RecordBatch* extras_;
+  const std::vector<uint32_t>* kept_;
+};
+
+// Appends a length-delimited field (an embedded message's or a string's wire form) to out: its
+// tag and length alone (the head of `size` bytes that the caller appends next), or with bytes.
+void AppendLengthDelimitedHead(uint32_t field, size_t size, std::string* out);
+void AppendLengthDelimited(uint32_t field, std::string_view bytes, std::string* out);
+// The bytes such a field takes, with its head.
+size_t LengthDelimitedSize(uint32_t field, size_t size);
+
+}  // namespace ntprof::agent
