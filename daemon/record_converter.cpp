@@ -36,6 +36,7 @@ std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
                                                       const std::string& agent) {
   auto encoded = std::make_shared<EncodedIdentity>();
   encoded->identity = id;
+  encoded->agent = agent;
   std::string& f = encoded->fields;
   PutStringField(R::kSubsysNqnFieldNumber, id.subsys_nqn, &f);
   uint8_t cntlid[16];
@@ -75,6 +76,27 @@ void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::stri
   p += q - stamp_buf;
   out->append(reinterpret_cast<const char*>(buf), p - buf);
   out->append(id.fields);  // a parser takes fields in any order
+}
+
+void ConvertRecord(const ntprof_record& rec, const EncodedIdentity& id, v1::Record* out_record) {
+  v1::Record& out = *out_record;
+  out.set_role(static_cast<v1::Role>(rec.role));
+  out.set_transport(static_cast<v1::Transport>(rec.transport));
+  out.set_stack(static_cast<v1::Stack>(rec.stack));
+  out.set_opcode(rec.opcode);
+  out.set_nsid(rec.nsid);
+  out.set_slba(rec.slba);
+  out.set_nlb(rec.nlb);
+  out.set_bytes(rec.bytes);
+  out.set_subsys_nqn(id.identity.subsys_nqn);
+  out.set_cntlid(id.identity.cntlid);
+  out.set_qid(rec.qid);
+  out.set_cid(rec.cid);
+  out.set_flags(rec.flags);
+  out.set_status(rec.status);
+  out.set_device(id.identity.device);
+  out.mutable_stamps()->Add(rec.stamps, rec.stamps + StampCount(rec.role));
+  out.set_agent(id.agent);
 }
 
 uint64_t EarliestStamp(const ntprof_record& rec) {

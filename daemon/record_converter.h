@@ -31,6 +31,7 @@ struct RecordIdentity {
 // agent of ntprof.v1.Record, encoded once per identity and copied into each record that has it.
 struct EncodedIdentity {
   RecordIdentity identity;
+  std::string agent;
   std::string fields;
 };
 
@@ -39,6 +40,10 @@ std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
 
 // Appends rec's ntprof.v1.Record wire form (the message's bytes, no tag or length before them).
 void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::string* out);
+
+// The same record as a message, for what reads messages in the agent (the live summary of
+// `ntprofd record`): building it costs a third of decoding its wire form.
+void ConvertRecord(const ntprof_record& rec, const EncodedIdentity& id, v1::Record* out);
 
 // The earliest stamp a record carries (0: none), as EarliestStamp of its message.
 uint64_t EarliestStamp(const ntprof_record& rec);

@@ -29,6 +29,7 @@ absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& opti
                            : UINT64_MAX;
   IntervalBatch batch;
   batch.Begin(start);
+  batch.batch().KeepRaw(options.interval_messages);
   uint64_t next_interval = start + interval_ns;
   absl::Status failure;
 

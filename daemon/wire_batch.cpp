@@ -47,6 +47,7 @@ void WireBatch::Add(const ntprof_record& rec,
   e.slba = rec.slba;
   e.earliest_stamp = EarliestStamp(rec);
   entries_.push_back(e);
+  if (keep_raw_) raw_.push_back(rec);
 }
 
 WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
@@ -77,6 +78,7 @@ WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
 void WireBatch::Clear() {
   records_.clear();
   entries_.clear();
+  raw_.clear();
   identities_.clear();
   extras_.Clear();
 }
@@ -94,12 +96,32 @@ void BatchShare::AppendTo(std::string* out) const {
 }
 
 v1::RecordBatch BatchShare::ToMessage() const {
-  v1::RecordBatch message = *extras_;
-  for (size_t i = 0; i < size(); ++i) {
-    const std::string_view bytes = batch_->bytes(entry(i));
-    message.add_records()->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
-  }
+  v1::RecordBatch message;
+  DecodeInto(&message);
   return message;
+}
+
+const v1::RecordBatch& BatchShare::ToMessage(google::protobuf::Arena* arena) const {
+  auto* message = google::protobuf::Arena::CreateMessage<v1::RecordBatch>(arena);
+  DecodeInto(message);
+  return *message;
+}
+
+void BatchShare::DecodeInto(v1::RecordBatch* message) const {
+  if (size() == 0 || batch_->raw(index(0)) != nullptr) {
+    *message = *extras_;
+    message->mutable_records()->Reserve(static_cast<int>(size()));
+    for (size_t i = 0; i < size(); ++i) {
+      ConvertRecord(*batch_->raw(index(i)), batch_->encoded_identity(entry(i)),
+                    message->add_records());
+    }
+    return;
+  }
+  // One parse of the whole batch: a parse per record cost twice as much.
+  std::string bytes;
+  bytes.reserve(WireSize());
+  AppendTo(&bytes);
+  message->ParseFromString(bytes);
 }
 
 }  // namespace ntprof::agent

@@ -14,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include <google/protobuf/arena.h>
+
 #include "ntprof/v1/record.pb.h"
 #include "ntprof_record.h"
 #include "record_converter.h"
@@ -46,6 +48,12 @@ class WireBatch {
   std::string_view bytes(const Entry& e) const {
     return std::string_view(records_).substr(e.offset, e.length);
   }
+  // Keep each record as BPF gave it too, for ToMessage (off: it decodes the wire form, which costs
+  // three times as much; on, the copy costs about 300 instructions a record).
+  void KeepRaw(bool keep) { keep_raw_ = keep; }
+  // The i-th record as BPF gave it (null unless kept), and its identity.
+  const ntprof_record* raw(size_t i) const { return i < raw_.size() ? &raw_[i] : nullptr; }
+  const EncodedIdentity& encoded_identity(const Entry& e) const { return *identities_[e.identity]; }
   // The batch's seq, device counters and losses: a v1.RecordBatch without records.
   v1::RecordBatch& extras() { return extras_; }
   const v1::RecordBatch& extras() const { return extras_; }
@@ -55,6 +63,8 @@ class WireBatch {
  private:
   std::string records_;
   std::vector<Entry> entries_;
+  bool keep_raw_ = false;
+  std::vector<ntprof_record> raw_;  // for ToMessage: building a message beats decoding one
   std::vector<std::shared_ptr<const EncodedIdentity>> identities_;
   v1::RecordBatch extras_;
 };
@@ -71,21 +81,26 @@ class BatchShare {
   const v1::RecordBatch& extras() const { return *extras_; }
   const std::vector<uint32_t>* kept() const { return kept_; }
   size_t size() const { return kept_ ? kept_->size() : batch_->size(); }
-  // The i-th record of the share.
-  const WireBatch::Entry& entry(size_t i) const {
-    return batch_->entry(kept_ ? (*kept_)[i] : i);
-  }
+  // The i-th record of the share: its index in the batch, its entry.
+  uint32_t index(size_t i) const { return kept_ ? (*kept_)[i] : static_cast<uint32_t>(i); }
+  const WireBatch::Entry& entry(size_t i) const { return batch_->entry(index(i)); }
 
   // The share's v1.RecordBatch wire form: its length, and the bytes appended to out.
   size_t WireSize() const;
   void AppendTo(std::string* out) const;
-  // The share as a message (a live summary, an Agent.Record caller): decodes every record.
+  // The share as a message (an Agent.Record caller, tests): built from the records as BPF gave
+  // them, or decoded from their wire form (a batch made FromMessage).
   v1::RecordBatch ToMessage() const;
+  // The same on an arena (a live summary, every interval): no allocation per record. Valid as
+  // long as the arena.
+  const v1::RecordBatch& ToMessage(google::protobuf::Arena* arena) const;
 
  private:
   const WireBatch* batch_;
   const v1::RecordBatch* extras_;
   const std::vector<uint32_t>* kept_;
+
+  void DecodeInto(v1::RecordBatch* message) const;
 };
 
 // Appends a length-delimited field (an embedded message's or a string's wire form) to out: its

@@ -59,6 +59,7 @@ int RunRecord(const RecordArgs& a) {
   o.duration_s = a.duration;
   o.interval_s = a.interval;
   o.session_name = a.session;
+  o.interval_messages = !a.quiet;  // the interval lines
 
   agent::LiveKernelFacts facts;
   agent::LogCallback log;
@@ -103,7 +104,8 @@ int RunRecord(const RecordArgs& a) {
                          bool interval_end) {
     total += batch.size();
     if (a.quiet) return;
-    summary.AddBatch(batch.ToMessage());  // decoded for the summary alone
+    google::protobuf::Arena arena;  // the batch decoded for the summary alone
+    summary.AddBatch(batch.ToMessage(&arena));
     if (!interval_end) return;
     for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
       std::cout << line << "\n";

@@ -108,6 +108,7 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
   o.session_name = req.session;
   o.transport = req.transport;
   const bool quiet = req.quiet;
+  o.interval_messages = !quiet;  // the interval lines
   SpdkRecorder::LogCallback log;
   if (!quiet || req.verbose) log = [](const std::string& line) { std::cerr << "ntprofd: " << line << "\n"; };
   if (geteuid() != 0)
@@ -137,7 +138,8 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
                          bool interval_end) {
     total += batch.size();
     if (quiet) return;
-    summary.AddBatch(batch.ToMessage());  // decoded for the summary alone
+    google::protobuf::Arena arena;  // the batch decoded for the summary alone
+    summary.AddBatch(batch.ToMessage(&arena));
     if (!interval_end) return;
     for (const std::string& line : IntervalSummary::Lines(summary.Take(interval_ns)))
       std::cout << line << "\n";

@@ -181,7 +181,10 @@ absl::Status SpdkRecorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
   only_pids_ = std::all_of(finder_->specs().begin(), finder_->specs().end(),
                            [](const SpdkTargetSpec& s) { return s.pid.has_value(); });
   next_rescan_ns_ = ClockNs(CLOCK_MONOTONIC) + static_cast<uint64_t>(options_.rescan_s * 1e9);
-  return RunRecording(*this, {.interval_s = options_.interval_s, .duration_s = options_.duration_s},
+  return RunRecording(*this,
+                      {.interval_s = options_.interval_s,
+                       .duration_s = options_.duration_s,
+                       .interval_messages = options_.interval_messages},
                       sink, stop, on_interval, &stop_reason_);
 }
 

@@ -114,6 +114,7 @@ TEST_CASE("encoded_record_is_protobufs_own_encoding_at_every_width") {
 // records and extras, as protobuf parses it.
 TEST_CASE("batch_share_writes_the_records_it_keeps_with_its_own_extras") {
   WireBatch batch;
+  batch.KeepRaw(true);  // ToMessage builds the messages: checked against the parsed wire form
   auto id = EncodeIdentity({"nqn.x", 5, "nvme0n1"}, "hostA");
   for (uint16_t cid = 0; cid < 5; ++cid) {
     ntprof_record r = HostRead();
