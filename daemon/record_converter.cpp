@@ -37,20 +37,35 @@ std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
   auto encoded = std::make_shared<EncodedIdentity>();
   encoded->identity = id;
   encoded->agent = agent;
-  std::string& f = encoded->fields;
-  PutStringField(R::kSubsysNqnFieldNumber, id.subsys_nqn, &f);
+  PutStringField(R::kSubsysNqnFieldNumber, id.subsys_nqn, &encoded->nqn_cntlid_field);
   uint8_t cntlid[16];
-  f.append(reinterpret_cast<const char*>(cntlid),
-           PutVarintField(R::kCntlidFieldNumber, id.cntlid, cntlid) - cntlid);
-  PutStringField(R::kDeviceFieldNumber, id.device, &f);
-  PutStringField(R::kAgentFieldNumber, agent, &f);
+  encoded->nqn_cntlid_field.append(
+      reinterpret_cast<const char*>(cntlid),
+      PutVarintField(R::kCntlidFieldNumber, id.cntlid, cntlid) - cntlid);
+  PutStringField(R::kDeviceFieldNumber, id.device, &encoded->device_field);
+  PutStringField(R::kAgentFieldNumber, agent, &encoded->agent_field);
   return encoded;
 }
 
+namespace {
+
+uint8_t* PutBytes(const std::string& bytes, uint8_t* p) {
+  std::memcpy(p, bytes.data(), bytes.size());
+  return p + bytes.size();
+}
+
+}  // namespace
+
 void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::string* out) {
-  // Every varint field at its longest (tag 2 bytes, value 10), then the stamps'.
-  uint8_t buf[12 * 12 + 2 + 5 + NTPROF_MAX_STAMPS * 10];
-  uint8_t* p = buf;
+  // The fields in field-number order, as protobuf writes them (the same bytes), straight into
+  // out: room for every varint field at its longest (tag 2 bytes, value 10), the stamps' and the
+  // identity's, then cut to what was written.
+  constexpr size_t kMaxVarintFields = 12 * 12 + 2 + 5 + NTPROF_MAX_STAMPS * 10;
+  const size_t start = out->size();
+  out->resize(start + kMaxVarintFields + id.nqn_cntlid_field.size() + id.device_field.size() +
+              id.agent_field.size());
+  uint8_t* p = reinterpret_cast<uint8_t*>(out->data()) + start;
+  uint8_t* const begin = p;
   // The BPF enums are the v1 values (static_asserts: record_layout.cpp, transports.cpp).
   p = PutVarintField(R::kRoleFieldNumber, rec.role, p);
   p = PutVarintField(R::kTransportFieldNumber, rec.transport, p);
@@ -60,12 +75,14 @@ void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::stri
   p = PutVarintField(R::kSlbaFieldNumber, rec.slba, p);
   p = PutVarintField(R::kNlbFieldNumber, rec.nlb, p);
   p = PutVarintField(R::kBytesFieldNumber, rec.bytes, p);
+  p = PutBytes(id.nqn_cntlid_field, p);  // 9, 10
   p = PutVarintField(R::kQidFieldNumber, rec.qid, p);
   p = PutVarintField(R::kCidFieldNumber, rec.cid, p);
   p = PutVarintField(R::kFlagsFieldNumber, rec.flags, p);
   p = PutVarintField(R::kStatusFieldNumber, rec.status, p);
-  // stamps: packed, every one (a 0 is "not seen" and keeps its place). Encoded first into their
-  // own buffer: their length, which goes before them, is then known without a sizing pass.
+  p = PutBytes(id.device_field, p);  // 15
+  // 16, stamps: packed, every one (a 0 is "not seen" and keeps its place). Encoded first into
+  // their own buffer: their length, which goes before them, is then known without a sizing pass.
   uint8_t stamp_buf[NTPROF_MAX_STAMPS * 10];
   uint8_t* q = stamp_buf;
   const int stamps = StampCount(rec.role);
@@ -74,8 +91,8 @@ void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::stri
   p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(q - stamp_buf), p);
   std::memcpy(p, stamp_buf, q - stamp_buf);
   p += q - stamp_buf;
-  out->append(reinterpret_cast<const char*>(buf), p - buf);
-  out->append(id.fields);  // a parser takes fields in any order
+  p = PutBytes(id.agent_field, p);  // 17
+  out->resize(start + (p - begin));
 }
 
 void ConvertRecord(const ntprof_record& rec, const EncodedIdentity& id, v1::Record* out_record) {

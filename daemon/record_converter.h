@@ -27,12 +27,15 @@ struct RecordIdentity {
   bool operator==(const RecordIdentity&) const = default;
 };
 
-// What a record names, resolved, with its wire form: the fields subsys_nqn, cntlid, device and
-// agent of ntprof.v1.Record, encoded once per identity and copied into each record that has it.
+// What a record names, resolved, with its wire form: the fields subsys_nqn and cntlid, device,
+// and agent of ntprof.v1.Record, encoded once per identity and copied into each record that has
+// it (in three pieces, so that a record's fields stay in field-number order).
 struct EncodedIdentity {
   RecordIdentity identity;
   std::string agent;
-  std::string fields;
+  std::string nqn_cntlid_field;
+  std::string device_field;
+  std::string agent_field;
 };
 
 std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,

@@ -65,6 +65,15 @@ await_ready() {
   echo "no \"$1\" within $2 s" >&2; return 1
 }
 
+await_file() {
+  for _ in $(seq $(($2 * 10))); do
+    [ -s "$1" ] && return 0
+    kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; return 1; }
+    sleep 0.1
+  done
+  echo "no $1 within $2 s" >&2; return 1
+}
+
 case $1 in
   start-empty)
     shift
@@ -79,11 +88,13 @@ case $1 in
     [ "$device" != - ] && extra="--device $device"
     note_programs_before
     rm -f "$dir/agent.ntp"
-    setsid "$ntprofd" record --role "$role" --transport "$transport" -s "$rate" \
+    # -q: no interval lines, as the always-on agent (ntprofd serve) prints none; the lines are an
+    # interactive session's, and cost about 3,000 instructions a record more (agent_insns.py)
+    setsid "$ntprofd" record -q --role "$role" --transport "$transport" -s "$rate" \
       --salt "$salt" -i "$interval" $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
-    # "ntprofd: recording ..." comes once every hook is attached
-    await_ready "ntprofd: recording" 120 ;;
+    # the .ntp file gets its header once every hook is attached (-q prints no banner)
+    await_file "$dir/agent.ntp" 120 ;;
   stop)
     p=$(agent_pid) || exit 0
     kill -INT "$p"
