@@ -23,11 +23,16 @@ bool SessionNames(const v1::RecordingSettings& settings, const std::string& subs
   return listed(settings.subsystems(), subsys_nqn) && listed(settings.devices(), device);
 }
 
+bool SessionSamples(const v1::RecordingSettings& settings, uint8_t opcode, uint32_t nsid,
+                    uint64_t slba, uint32_t nlb, uint16_t cid) {
+  return ntprof_sampled(opcode, nsid, slba, nlb, cid, settings.salt(), settings.sample_rate()) !=
+         0;
+}
+
 bool SessionKeeps(const v1::RecordingSettings& settings, const v1::Record& record) {
-  if (!SessionNames(settings, record.subsys_nqn(), record.device())) return false;
-  return ntprof_sampled(static_cast<uint8_t>(record.opcode()), record.nsid(), record.slba(),
-                        record.nlb(), static_cast<uint16_t>(record.cid()), settings.salt(),
-                        settings.sample_rate()) != 0;
+  return SessionNames(settings, record.subsys_nqn(), record.device()) &&
+         SessionSamples(settings, static_cast<uint8_t>(record.opcode()), record.nsid(),
+                        record.slba(), record.nlb(), static_cast<uint16_t>(record.cid()));
 }
 
 }  // namespace ntprof

@@ -16,8 +16,11 @@ absl::Status CheckRecordingSettings(const v1::RecordingSettings& settings);
 // bpf/ntprof_sampler.h, with the settings' salt) and its filters (subsystems, devices). A record
 // sampled at a finer rate than the session's is kept only when the session's rate samples it too.
 bool SessionKeeps(const v1::RecordingSettings& settings, const v1::Record& record);
-// Its filters alone: the session's subsystems and devices list these (or are empty).
+// Its two parts. The filters: the session's subsystems and devices list these (or are empty).
 bool SessionNames(const v1::RecordingSettings& settings, const std::string& subsys_nqn,
                   const std::string& device);
+// The rate: the session's (rate, salt) samples the command with these SQE fields.
+bool SessionSamples(const v1::RecordingSettings& settings, uint8_t opcode, uint32_t nsid,
+                    uint64_t slba, uint32_t nlb, uint16_t cid);
 
 }  // namespace ntprof

@@ -317,8 +317,13 @@ std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Reco
 }
 
 uint64_t EarliestStamp(const v1::Record& record) {
+  return EarliestStamp(std::span<const uint64_t>(record.stamps().data(),
+                                                 static_cast<size_t>(record.stamps_size())));
+}
+
+uint64_t EarliestStamp(std::span<const uint64_t> stamps) {
   uint64_t first = 0;
-  for (uint64_t s : record.stamps()) {
+  for (uint64_t s : stamps) {
     if (s != 0 && (first == 0 || s < first)) first = s;
   }
   return first;

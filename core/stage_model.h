@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -89,7 +90,9 @@ const std::vector<Stage>& StagesOf(Scope scope);
 std::optional<CommandBreakdown> BreakDown(const v1::Record* host, const v1::Record* target,
                                           IncompleteRecord* why = nullptr);
 
-// When a command started on its machine's clock: its earliest stamp (0 = none).
+// When a command started on its machine's clock: its earliest stamp (0 = none), of a record or
+// of its stamps (the agent's records as BPF gave them).
 uint64_t EarliestStamp(const v1::Record& record);
+uint64_t EarliestStamp(std::span<const uint64_t> stamps);
 
 }  // namespace ntprof

@@ -6,7 +6,7 @@
 
 #include "block_devices.h"
 #include "transports.h"
-#include "wire_batch.h"
+#include "wire_format.h"
 
 namespace ntprof::agent {
 
@@ -30,6 +30,11 @@ void PutStringField(uint32_t field, const std::string& value, std::string* out) 
   if (!value.empty()) AppendLengthDelimited(field, value, out);  // proto3: "" is not on the wire
 }
 
+uint8_t* PutBytes(const std::string& bytes, uint8_t* p) {
+  std::memcpy(p, bytes.data(), bytes.size());
+  return p + bytes.size();
+}
+
 }  // namespace
 
 std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
@@ -46,15 +51,6 @@ std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
   PutStringField(R::kAgentFieldNumber, agent, &encoded->agent_field);
   return encoded;
 }
-
-namespace {
-
-uint8_t* PutBytes(const std::string& bytes, uint8_t* p) {
-  std::memcpy(p, bytes.data(), bytes.size());
-  return p + bytes.size();
-}
-
-}  // namespace
 
 void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::string* out) {
   // The fields in field-number order, as protobuf writes them (the same bytes), straight into
@@ -87,7 +83,7 @@ void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::stri
   uint8_t* q = stamp_buf;
   const int stamps = StampCount(rec.role);
   for (int i = 0; i < stamps; ++i) q = CodedOutputStream::WriteVarint64ToArray(rec.stamps[i], q);
-  p = CodedOutputStream::WriteTagToArray(R::kStampsFieldNumber << 3 | 2, p);
+  p = CodedOutputStream::WriteTagToArray(R::kStampsFieldNumber << 3 | kLengthDelimited, p);
   p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(q - stamp_buf), p);
   std::memcpy(p, stamp_buf, q - stamp_buf);
   p += q - stamp_buf;
@@ -114,16 +110,6 @@ void ConvertRecord(const ntprof_record& rec, const EncodedIdentity& id, v1::Reco
   out.set_device(id.identity.device);
   out.mutable_stamps()->Add(rec.stamps, rec.stamps + StampCount(rec.role));
   out.set_agent(id.agent);
-}
-
-uint64_t EarliestStamp(const ntprof_record& rec) {
-  uint64_t first = 0;
-  const int stamps = StampCount(rec.role);
-  for (int i = 0; i < stamps; ++i) {
-    const uint64_t s = rec.stamps[i];
-    if (s != 0 && (first == 0 || s < first)) first = s;
-  }
-  return first;
 }
 
 bool MissesCoreStamp(const ntprof_record& rec) {

@@ -18,8 +18,8 @@ constexpr int kStopWaitMs = 1000;
 Recorder::Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine)
     : options_(std::move(options)),
       engine_(std::move(engine)),
-      identity_(options_.session, engine_.get(), Hostname()),
-      agent_(Hostname()) {}
+      agent_(Hostname()),
+      identity_(options_.session, engine_.get(), agent_) {}
 
 absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions& options,
                                                           const KernelFacts& facts,

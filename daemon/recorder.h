@@ -80,9 +80,9 @@ class Recorder : private RecordSource {
 
   RecordingOptions options_;
   std::unique_ptr<AgentEngine> engine_;
+  std::string agent_;  // before identity_, which is built with it
   IdentityResolver identity_;
   v1::FileHeader header_;
-  std::string agent_;
   std::string stop_reason_;
 
   DeviceCounters counters_;

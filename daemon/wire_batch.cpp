@@ -1,35 +1,16 @@
 #include "wire_batch.h"
 
-#include <google/protobuf/io/coded_stream.h>
+#include <span>
 
 #include "stage_model.h"
+#include "wire_format.h"
 
 namespace ntprof::agent {
 namespace {
 
-using google::protobuf::io::CodedOutputStream;
-
 constexpr uint32_t kRecordsField = v1::RecordBatch::kRecordsFieldNumber;
-constexpr uint32_t kLengthDelimited = 2;  // wire type
 
 }  // namespace
-
-void AppendLengthDelimitedHead(uint32_t field, size_t size, std::string* out) {
-  uint8_t head[2 * 5];
-  uint8_t* p = CodedOutputStream::WriteTagToArray(field << 3 | kLengthDelimited, head);
-  p = CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
-  out->append(reinterpret_cast<const char*>(head), p - head);
-}
-
-void AppendLengthDelimited(uint32_t field, std::string_view bytes, std::string* out) {
-  AppendLengthDelimitedHead(field, bytes.size(), out);
-  out->append(bytes);
-}
-
-size_t LengthDelimitedSize(uint32_t field, size_t size) {
-  return CodedOutputStream::VarintSize32(field << 3 | kLengthDelimited) +
-         CodedOutputStream::VarintSize32(static_cast<uint32_t>(size)) + size;
-}
 
 void WireBatch::Add(const ntprof_record& rec,
                     const std::shared_ptr<const EncodedIdentity>& identity) {
@@ -45,7 +26,10 @@ void WireBatch::Add(const ntprof_record& rec,
   e.nsid = rec.nsid;
   e.nlb = rec.nlb;
   e.slba = rec.slba;
-  e.earliest_stamp = EarliestStamp(rec);
+  // __u64 is unsigned long long, uint64_t unsigned long: the same 64 bits
+  static_assert(sizeof(rec.stamps[0]) == sizeof(uint64_t));
+  e.earliest_stamp = EarliestStamp(std::span<const uint64_t>(
+      reinterpret_cast<const uint64_t*>(rec.stamps), static_cast<size_t>(StampCount(rec.role))));
   entries_.push_back(e);
   if (keep_raw_) raw_.push_back(rec);
 }
@@ -69,7 +53,7 @@ WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
     e.nsid = r.nsid();
     e.nlb = r.nlb();
     e.slba = r.slba();
-    e.earliest_stamp = ntprof::EarliestStamp(r);
+    e.earliest_stamp = EarliestStamp(r);
     b.entries_.push_back(e);
   }
   return b;
@@ -85,7 +69,8 @@ void WireBatch::Clear() {
 
 size_t BatchShare::WireSize() const {
   size_t size = extras_->ByteSizeLong();
-  for (size_t i = 0; i < this->size(); ++i) size += LengthDelimitedSize(kRecordsField, entry(i).length);
+  for (size_t i = 0; i < this->size(); ++i)
+    size += LengthDelimitedSize(kRecordsField, entry(i).length);
   return size;
 }
 

@@ -103,11 +103,4 @@ class BatchShare {
   void DecodeInto(v1::RecordBatch* message) const;
 };
 
-// Appends a length-delimited field (an embedded message's or a string's wire form) to out: its
-// tag and length alone (the head of `size` bytes that the caller appends next), or with bytes.
-void AppendLengthDelimitedHead(uint32_t field, size_t size, std::string* out);
-void AppendLengthDelimited(uint32_t field, std::string_view bytes, std::string* out);
-// The bytes such a field takes, with its head.
-size_t LengthDelimitedSize(uint32_t field, size_t size);
-
 }  // namespace ntprof::agent

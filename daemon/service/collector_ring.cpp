@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
+#include "wire_format.h"
 
 namespace ntprof::agent {
 namespace {
@@ -225,14 +226,13 @@ absl::Status CollectorRing::AppendBatch(const std::string& session, const BatchS
   uint32_t routed_identity = UINT32_MAX;
   Member* owner = nullptr;
   for (size_t i = 0; i < batch.size(); ++i) {
-    const uint32_t index = batch.kept() ? (*batch.kept())[i] : static_cast<uint32_t>(i);
-    const WireBatch::Entry& e = records.entry(index);
+    const WireBatch::Entry& e = batch.entry(i);
     if (e.identity != routed_identity) {
       const std::string& nqn = records.identity(e).subsys_nqn;
       owner = RouteLocked(nqn.empty() ? options_.home_key : nqn);
       routed_identity = e.identity;
     }
-    if (owner) owned[owner].push_back(index);  // null cannot happen: every member has a spool
+    if (owner) owned[owner].push_back(batch.index(i));  // null cannot happen: all have a spool
   }
   const v1::RecordBatch no_extras;  // counters and losses go to the home collector only
   absl::Status result;

@@ -5,7 +5,6 @@
 
 #include "loss_counters.h"
 #include "monotonic_clock.h"
-#include "ntprof_sampler.h"
 #include "recording_settings.h"
 
 namespace ntprof::agent {
@@ -62,23 +61,14 @@ void SessionFanOut::ShareOf(const Member& m, const BatchShare& batch, Share* sha
   share->extras.Clear();
   share->extras.set_seq(batch.extras().seq());
   share->kept.clear();
-  bool every = batch.kept() == nullptr;
-  const WireBatch& records = batch.batch();
   for (size_t i = 0; i < batch.size(); ++i) {
-    const uint32_t index = batch.kept() ? (*batch.kept())[i] : static_cast<uint32_t>(i);
-    const WireBatch::Entry& e = records.entry(index);
-    const RecordIdentity& id = records.identity(e);
-    const bool kept = e.earliest_stamp >= m.start_mono_ns && e.earliest_stamp < m.left_mono_ns &&
-                      SessionNames(m.settings, id.subsys_nqn, id.device) &&
-                      ntprof_sampled(e.opcode, e.nsid, e.slba, e.nlb, e.cid, m.settings.salt(),
-                                     m.settings.sample_rate()) != 0;
-    if (kept) {
-      share->kept.push_back(index);
-    } else {
-      every = false;
-    }
+    const WireBatch::Entry& e = batch.entry(i);
+    const RecordIdentity& id = batch.batch().identity(e);
+    if (e.earliest_stamp >= m.start_mono_ns && e.earliest_stamp < m.left_mono_ns &&
+        SessionNames(m.settings, id.subsys_nqn, id.device) &&
+        SessionSamples(m.settings, e.opcode, e.nsid, e.slba, e.nlb, e.cid))
+      share->kept.push_back(batch.index(i));
   }
-  share->every = every;
   const auto& devices = m.settings.devices();
   for (const v1::DeviceCounters& c : batch.extras().counters()) {
     if (devices.empty() || std::find(devices.begin(), devices.end(), c.device()) != devices.end())
@@ -102,8 +92,10 @@ absl::Status SessionFanOut::WriteBatch(const BatchShare& batch) {
         m.left_mono_ns = std::min(m.left_mono_ns, m.end_mono_ns);
       }
       ShareOf(m, batch, &share);
+      // Every record kept: the batch's own list (none, or the same) stands for the share's.
+      const bool every = share.kept.size() == batch.size();
       absl::Status st = m.sink->WriteBatch(
-          BatchShare(batch.batch(), share.extras, share.every ? nullptr : &share.kept));
+          BatchShare(batch.batch(), share.extras, every ? batch.kept() : &share.kept));
       // The last session to leave stays for the recorder's drained end (Finalize).
       if (st.ok() && !(m.leaving && members_.size() > 1)) {
         ++it;

@@ -61,12 +61,11 @@ class SessionFanOut : public BatchSink {
     v1::LossCounters losses_at_join;  // the recorder's, cumulative: a session counts its own
     Finished finished;
   };
-  // A member's share of a batch: which records (every one, or those in kept) and its own counters
-  // and losses. The records are not copied: the member's sink gets a BatchShare over them.
+  // A member's share of a batch: which records (indexes into the batch) and its own counters and
+  // losses. The records are not copied: the member's sink gets a BatchShare over them.
   struct Share {
     v1::RecordBatch extras;
     std::vector<uint32_t> kept;
-    bool every = true;
   };
   void ShareOf(const Member& member, const BatchShare& batch, Share* share) const;
   void UpdateStopLocked();

@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
-#include <string_view>
 #include <random>
+#include <string_view>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -259,15 +259,14 @@ absl::StatusOr<uint64_t> Spool::WriteFrameLocked(const std::function<void(std::s
 }
 
 absl::StatusOr<uint64_t> Spool::Append(v1::AgentMessage message) {
-  std::lock_guard lock(mu_);
-  const uint64_t seq = last_seq_ + 1;
-  message.set_seq(seq);
-  if (message.has_batch()) message.mutable_batch()->mutable_batch()->set_seq(seq);
-  auto written = WriteLocked(message, seq, seq, false);
-  if (!written.ok()) return written.status();
-  last_seq_ = seq;
-  if (absl::Status st = EnforceLimitLocked(); !st.ok()) return st;
-  return seq;
+  const auto records = static_cast<uint32_t>(message.batch().batch().records_size());
+  return AppendEncoded(
+      [&](uint64_t seq, std::string* out) {
+        message.set_seq(seq);
+        if (message.has_batch()) message.mutable_batch()->mutable_batch()->set_seq(seq);
+        message.AppendToString(out);
+      },
+      records);
 }
 
 absl::StatusOr<uint64_t> Spool::AppendEncoded(const EncodeFn& encode, uint32_t records) {

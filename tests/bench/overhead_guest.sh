@@ -54,24 +54,17 @@ note_programs_before() {
 print(" ".join(str(p["id"]) for p in json.load(sys.stdin)))' >"$dir/not-ours"
 }
 
-# Waits until the process started last (its pid in $pidfile) logs a line starting with $1, at most
-# $2 seconds; its log on stderr if it exits first.
-await_ready() {
-  for _ in $(seq $(($2 * 10))); do
-    grep -q "^$1" "$dir/agent.log" && return 0
+# Waits until the command "${@:3}" succeeds, while the process started last (its pid in $pidfile)
+# lives, at most $2 seconds; $1 names what it waits for. Its log on stderr if it exits first.
+await() {
+  local what=$1 seconds=$2
+  shift 2
+  for _ in $(seq $((seconds * 10))); do
+    "$@" && return 0
     kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; return 1; }
     sleep 0.1
   done
-  echo "no \"$1\" within $2 s" >&2; return 1
-}
-
-await_file() {
-  for _ in $(seq $(($2 * 10))); do
-    [ -s "$1" ] && return 0
-    kill -0 "$(cat "$pidfile")" 2>/dev/null || { cat "$dir/agent.log" >&2; return 1; }
-    sleep 0.1
-  done
-  echo "no $1 within $2 s" >&2; return 1
+  echo "no $what within $seconds s" >&2; return 1
 }
 
 case $1 in
@@ -80,7 +73,7 @@ case $1 in
     note_programs_before
     setsid /mnt/host/bin/empty_hooks "$@" >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
-    await_ready "empty_hooks: attached" 60 ;;
+    await '"empty_hooks: attached"' 60 grep -q "^empty_hooks: attached" "$dir/agent.log" ;;
   start)
     role=$2 transport=$3 rate=$4 device=${5:--} salt=${6:-12345} ntprofd=${7:-/mnt/host/bin/ntprofd}
     interval=${8:-1}
@@ -94,7 +87,7 @@ case $1 in
       --salt "$salt" -i "$interval" $extra -o "$dir/agent.ntp" >"$dir/agent.log" 2>&1 </dev/null &
     echo $! >"$pidfile"
     # the .ntp file gets its header once every hook is attached (-q prints no banner)
-    await_file "$dir/agent.ntp" 120 ;;
+    await "$dir/agent.ntp" 120 test -s "$dir/agent.ntp" ;;
   stop)
     p=$(agent_pid) || exit 0
     kill -INT "$p"
