@@ -34,18 +34,21 @@
 #include "ntprof_skb.h"
 #include "ntprof_tcp_xmit.h"
 
-/* What we know of one NVMe/TCP socket: its queue. Slots in an array (ntprof_slots.h), keyed by
- * struct sock *. A socket is learned when a sampled command's capsule is sent on it, so a reply
- * to that command finds its queue by the skb's socket without a kernel call. A slot is never
- * freed; a socket address reused by another queue is read afresh. */
+/* What we know of one NVMe/TCP host queue, and of the socket it had when a sampled command's
+ * capsule was last sent on it. Slots in an array (ntprof_slots.h), keyed by struct
+ * nvme_tcp_queue *: a reply's walk starts from the queue the driver hands it (desc->arg.data), so
+ * it finds this without a kernel read. A slot is never freed; a queue seen with another socket (a
+ * reconnect allocates a new socket and a new header buffer) is read afresh. */
 struct host_sock {
-	__u64 key;       /* struct sock *; 0 = free */
-	__u64 queue;     /* struct nvme_tcp_queue * (= sk->sk_user_data), checked on every use;
-			  * 0 while the fields below are being set */
-	__u64 pdu;       /* queue->pdu: where the queue receives PDU headers (fixed for its life) */
+	__u64 key;       /* struct nvme_tcp_queue *; 0 = free */
+	__u64 sk;        /* struct sock * (its sk_user_data is the queue); 0 while the fields below
+			  * are being set */
+	__u64 pdu;       /* queue->pdu: where the queue receives PDU headers (fixed for the socket's
+			  * life) */
 	__u32 ctrl;      /* nvmeN instance */
 	__u16 qid;
-	__u16 hdr_len;   /* a reply PDU header's length on this queue: 24 + header digest */
+	__u8 hdr_len;    /* a reply PDU header's length on this queue: 24 + header digest */
+	__u8 data_digest; /* C2HData PDUs carry a data digest */
 };
 
 NTPROF_SLOT_ARRAY(host_socks, struct host_sock);
@@ -58,39 +61,43 @@ NTPROF_INDEX_TABLE(pdu_requests);
 
 /* ---- NVMe/TCP sockets ---- */
 
-/* Learns sk, the socket a sampled command's capsule is sent on (so an NVMe/TCP queue's: its
- * sk_user_data is the nvme_tcp_queue), unless it is known. Slots of closed sockets are never
- * freed, so a socket whose probe slots are all taken takes its home slot over (counted: a sampled
- * command in flight on the socket pushed out misses its receive stamps; that socket is learned
- * again with its next sampled capsule). */
+/* Learns the queue of sk, the socket a sampled command's capsule is sent on (an NVMe/TCP queue's:
+ * its sk_user_data is the nvme_tcp_queue), unless it is known with this socket. Slots are never
+ * freed, so a queue whose probe slots are all taken takes its home slot over (counted: a sampled
+ * command in flight on the queue pushed out misses its receive stamps; that queue is learned again
+ * with its next sampled capsule). typed: sk's (see NTPROF_READ). */
 static __always_inline void host_sock_learn(struct sock *sk, bool typed)
 {
-	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
+	if (!sk) /* and the verifier of 6.12 types skb->sk as maybe-NULL */
+		return;
 	__u64 queue = (__u64)NTPROF_READ(typed, sk, sk_user_data) & ~7ULL; /* low: SK_USER_DATA_* */
+	__u64 sk_number = ntprof_as_number(sk);
+	struct host_sock *s = queue ? (struct host_sock *)ntprof_slot_find(&host_socks, queue) : NULL;
 	bool pushed_out = false;
 
-	if (!queue || (s && s->queue == queue))
+	if (!queue || (s && s->sk == sk_number))
 		return;
 	if (!s)
-		s = (struct host_sock *)ntprof_slot_claim_or_take(&host_socks, (__u64)sk, &pushed_out);
+		s = (struct host_sock *)ntprof_slot_claim_or_take(&host_socks, queue, &pushed_out);
 	if (!s)
 		return;
 	if (pushed_out)
 		ntprof_lose(NTPROF_LOSS_SOCKET_TABLE_FULL);
-	/* new socket, or a freed one's address reused by a new queue: queue last, so a reader that
-	 * matches it finds the rest set (see NTPROF_COMPILER_BARRIER) */
+	/* a new queue, or a known one on a new socket: the socket last, so a reader that finds it set
+	 * finds the rest set (see NTPROF_COMPILER_BARRIER) */
 	struct nvme_tcp_queue___ntprof *q = (void *)queue;
 	struct nvme_tcp_ctrl___ntprof *c = BPF_CORE_READ(q, ctrl);
 	__u64 queues = (__u64)BPF_CORE_READ(c, queues);
 
-	s->queue = 0;
+	s->sk = 0;
 	NTPROF_COMPILER_BARRIER();
 	s->pdu = (__u64)BPF_CORE_READ(q, pdu);
 	s->ctrl = BPF_CORE_READ(c, ctrl.instance);
 	s->qid = (queue - queues) / bpf_core_type_size(struct nvme_tcp_queue___ntprof);
 	s->hdr_len = NTPROF_PDU_SMALL_HLEN + (BPF_CORE_READ(q, hdr_digest) ? NTPROF_PDU_DIGEST_LEN : 0);
+	s->data_digest = BPF_CORE_READ(q, data_digest);
 	NTPROF_COMPILER_BARRIER();
-	s->queue = queue;
+	s->sk = sk_number;
 }
 
 /* ---- H2, H_DATA_SENT: a sampled command's PDU header queued to the device ---- */
@@ -116,7 +123,8 @@ static __always_inline void host_command_sampled(struct request *rq, const void 
 /* A PDU of a sampled command may begin at first_byte, in an skb queued to a device: if that is the
  * command's PDU buffer holding its capsule or H2CData header, stamp it, and learn the socket its
  * reply will come on (the skb's). */
-static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byte, __u64 *now)
+static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byte, __u64 *now,
+					    bool typed)
 {
 	__u64 rq = ntprof_index_get(&pdu_requests, first_byte);
 	struct ntprof_record *rec;
@@ -133,7 +141,7 @@ static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byt
 			rec->stamps[NTPROF_H2_CAPSULE_SENT] = ntprof_now_once(now);
 		if (*(__u32 *)&h[4] > NTPROF_PDU_CMD_HLEN + 2 * NTPROF_PDU_DIGEST_LEN)
 			rec->flags |= NTPROF_F_INCAPSULE;
-		host_sock_learn(BPF_CORE_READ(skb, sk), false);
+		host_sock_learn(NTPROF_READ(typed, skb, sk), typed);
 	} else if (h[0] == NTPROF_PDU_H2C_DATA && h[2] == NTPROF_PDU_SMALL_HLEN &&
 		   *(__u16 *)&h[NTPROF_PDU_DATA_CID] == rec->cid) {
 		/* the last H2CData PDU wins */
@@ -151,7 +159,7 @@ static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byt
  * each capsule; any other fragment (a capsule with in-capsule data, an H2CData header, data) is
  * looked up at its first byte. */
 static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
-						__u64 *now)
+						__u64 *now, bool typed)
 {
 	__u32 stride = NTPROF_PDU_CMD_HLEN;
 
@@ -160,19 +168,51 @@ static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first
 	__u32 capsules = len % stride ? 1 : len / stride;
 
 	for (__u32 j = 0; j < NTPROF_MERGED_CAPSULES_MAX && j < capsules; j++)
-		host_pdu_queued(skb, first_byte + j * stride, now);
+		host_pdu_queued(skb, first_byte + j * stride, now, typed);
 }
 
 /* ---- H3: reply PDU headers ---- */
 
-/* The state of NVMe/TCP host queue q if the programs have learned its socket, else NULL. */
+/* What the programs learned of NVMe/TCP host queue q, or NULL. */
 static __always_inline struct host_sock *host_sock_of_queue(__u64 q)
 {
-	struct nvme_tcp_queue___ntprof *queue = (void *)q;
-	struct sock *sk = BPF_CORE_READ(queue, sock, sk);
-	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, (__u64)sk);
+	struct host_sock *s = (struct host_sock *)ntprof_slot_find(&host_socks, q);
 
-	return s && s->queue == q ? s : NULL;
+	return s && s->sk ? s : NULL;
+}
+
+/* nvme_tcp_queue's receive state, as the kernel lays it out: these four fields follow one another
+ * in every kernel the project knows (tcp.c's "recv state"), so one probe read takes them where
+ * four did; the layout is checked against the running kernel's at load time. */
+struct queue_receive_state {
+	__s32 pdu_remaining;
+	__s32 pdu_offset;
+	__u64 data_remaining;
+	__u64 ddgst_remaining;
+};
+
+/* Reads queue's receive state into *out: one read where the kernel's layout is the one above,
+ * else a read a field. 0, or nonzero when it cannot be read. */
+static __always_inline long queue_receive_state_read(struct nvme_tcp_queue___ntprof *queue,
+						     struct queue_receive_state *out)
+{
+	__u32 base = bpf_core_field_offset(struct nvme_tcp_queue___ntprof, pdu_remaining);
+
+	/* relocated constants: the verifier keeps one branch */
+	if (bpf_core_field_offset(struct nvme_tcp_queue___ntprof, pdu_offset) ==
+		    base + offsetof(struct queue_receive_state, pdu_offset) &&
+	    bpf_core_field_offset(struct nvme_tcp_queue___ntprof, data_remaining) ==
+		    base + offsetof(struct queue_receive_state, data_remaining) &&
+	    bpf_core_field_offset(struct nvme_tcp_queue___ntprof, ddgst_remaining) ==
+		    base + offsetof(struct queue_receive_state, ddgst_remaining) &&
+	    bpf_core_field_size(struct nvme_tcp_queue___ntprof, data_remaining) == 8 &&
+	    bpf_core_field_size(struct nvme_tcp_queue___ntprof, ddgst_remaining) == 8)
+		return bpf_probe_read_kernel(out, sizeof(*out), (void *)queue + base);
+	out->pdu_remaining = BPF_CORE_READ(queue, pdu_remaining);
+	out->pdu_offset = BPF_CORE_READ(queue, pdu_offset);
+	out->data_remaining = BPF_CORE_READ(queue, data_remaining);
+	out->ddgst_remaining = BPF_CORE_READ(queue, ddgst_remaining);
+	return 0;
 }
 
 /* Where nvme_tcp_recv_skb() is in one skb of a queue's byte stream, walked the way it will walk
@@ -314,30 +354,29 @@ static __always_inline int on_nvme_tcp_recv_skb(read_descriptor_t *desc, struct 
 {
 	__u64 q;
 	struct host_sock *s;
-	struct nvme_tcp_queue___ntprof *queue;
+	struct queue_receive_state state;
 	struct reply_scan c = {};
 
 	/* A reply can only name a command sent before it, so one to a sampled command comes after
-	 * the gate opened, on a socket its capsule's send taught. */
+	 * the gate opened, on a queue its capsule's send taught. */
 	if (ntprof_nothing_sampled_in_flight())
 		return 0;
 	q = (__u64)NTPROF_READ(typed, desc, arg.data);
 	s = q ? host_sock_of_queue(q) : NULL;
-	if (!s)
+	if (!s || queue_receive_state_read((void *)q, &state))
 		return 0;
-	queue = (void *)q;
-	ntprof_skb_cursor_init(&c.bytes, ntprof_as_number(skb));
+	ntprof_skb_cursor_init(&c.bytes, skb, typed);
 	c.pdu = s->pdu;
 	c.ctrl = s->ctrl;
 	c.qid = s->qid;
 	c.hdr_len = s->hdr_len;
+	c.data_digest = s->data_digest;
 	c.at = offset;
 	c.end = offset + len;
-	c.pdu_remaining = BPF_CORE_READ(queue, pdu_remaining);
-	c.pdu_offset = BPF_CORE_READ(queue, pdu_offset);
-	c.data_remaining = BPF_CORE_READ(queue, data_remaining);
-	c.ddgst_remaining = BPF_CORE_READ(queue, ddgst_remaining);
-	c.data_digest = BPF_CORE_READ(queue, data_digest);
+	c.pdu_remaining = state.pdu_remaining;
+	c.pdu_offset = state.pdu_offset;
+	c.data_remaining = state.data_remaining;
+	c.ddgst_remaining = state.ddgst_remaining;
 	bpf_loop(NTPROF_REPLY_HEADERS_MAX, reply_scan_step, &c, 0);
 	return 0;
 }

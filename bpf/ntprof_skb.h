@@ -22,34 +22,80 @@ static __always_inline __u64 ntprof_now_once(__u64 *now)
 	return *now;
 }
 
-static __always_inline struct skb_shared_info *ntprof_skb_shinfo(const struct sk_buff *skb)
+/* skb_shinfo(skb). typed: see NTPROF_READ (an skb a program's arguments lead to). */
+static __always_inline struct skb_shared_info *ntprof_skb_shinfo(const struct sk_buff *skb,
+								 bool typed)
 {
-	return (void *)(BPF_CORE_READ(skb, head) + BPF_CORE_READ(skb, end));
+	return (void *)((__u64)NTPROF_READ(typed, skb, head) + NTPROF_READ(typed, skb, end));
 }
 
-/* The kernel address of an skb fragment's first byte, and its length. skb_frag_t is struct
- * bio_vec on Linux 6.1 and struct skb_frag (a netmem reference, the struct page * for page memory)
- * on later kernels; the agent's vmlinux.h has the latter, 6.1's BTF the former. (One read of the
- * whole descriptor instead of three made the host's net_dev_queue program too large for 6.12's
- * verifier: its fragment loop no longer pruned.) */
-static __always_inline __u64 skb_frag_first_byte(const void *frag, __u32 *len)
+/* An skb fragment's descriptor as both kernels lay it out: skb_frag_t is struct bio_vec on Linux
+ * 6.1 (bv_page, bv_len, bv_offset) and struct skb_frag on later kernels (netmem: the struct page *
+ * for page memory, len, offset); the agent's vmlinux.h has the latter, 6.1's BTF the former. */
+struct frag_descriptor {
+	__u64 page;
+	__u32 len;
+	__u32 offset;
+};
+
+/* Whether the running kernel's skb_frag_t is laid out as struct frag_descriptor: relocated
+ * constants, so the verifier keeps one branch of a test on it. */
+static __always_inline bool frag_descriptor_matches_kernel(void)
+{
+	if (bpf_core_field_exists(struct skb_frag, netmem))
+		return bpf_core_type_size(struct skb_frag) == sizeof(struct frag_descriptor) &&
+		       bpf_core_field_offset(struct skb_frag, netmem) ==
+			       offsetof(struct frag_descriptor, page) &&
+		       bpf_core_field_offset(struct skb_frag, len) ==
+			       offsetof(struct frag_descriptor, len) &&
+		       bpf_core_field_offset(struct skb_frag, offset) ==
+			       offsetof(struct frag_descriptor, offset);
+	return bpf_core_type_size(struct bio_vec) == sizeof(struct frag_descriptor) &&
+	       bpf_core_field_offset(struct bio_vec, bv_page) ==
+		       offsetof(struct frag_descriptor, page) &&
+	       bpf_core_field_offset(struct bio_vec, bv_len) == offsetof(struct frag_descriptor, len) &&
+	       bpf_core_field_offset(struct bio_vec, bv_offset) ==
+		       offsetof(struct frag_descriptor, offset);
+}
+
+/* The kernel address of the first byte of the skb fragment whose descriptor is at frag, and its
+ * length in *len: a probe read a field, inline. net_dev_queue's fragment loop uses this form: on
+ * the host, one read of the whole descriptor there stopped 6.12's verifier pruning the loop, and a
+ * call of the global function below in it stopped 6.1's ("BPF program is too large" both). */
+static __always_inline __u64 skb_frag_first_byte(__u64 frag, __u32 *len)
 {
 	__u64 page, offset;
 
 	if (bpf_core_field_exists(struct skb_frag, netmem)) {
-		const struct skb_frag *f = frag;
+		const struct skb_frag *f = (const struct skb_frag *)frag;
 
 		page = BPF_CORE_READ(f, netmem);
 		offset = BPF_CORE_READ(f, offset);
 		*len = BPF_CORE_READ(f, len);
 	} else {
-		const struct bio_vec *f = frag;
+		const struct bio_vec *f = (const struct bio_vec *)frag;
 
 		page = (__u64)BPF_CORE_READ(f, bv_page);
 		offset = BPF_CORE_READ(f, bv_offset);
 		*len = BPF_CORE_READ(f, bv_len);
 	}
 	return (__u64)ntprof_page_address(page) + offset;
+}
+
+/* The same in one probe read of the descriptor where its layout is the known one, 0 when it cannot
+ * be read. A global function: the verifier checks it once, apart from the walk that calls it. */
+__noinline __u64 ntprof_skb_frag_first_byte(__u64 frag, __u32 *len)
+{
+	struct frag_descriptor d;
+
+	if (!len)
+		return 0;
+	if (!frag_descriptor_matches_kernel())
+		return skb_frag_first_byte(frag, len);
+	if (bpf_probe_read_kernel(&d, sizeof(d), (void *)frag))
+		return 0;
+	*len = d.len;
+	return (__u64)ntprof_page_address(d.page) + d.offset;
 }
 
 /* A cursor over the pieces of one skb's own data (linear part, then page fragments) for offsets
@@ -65,17 +111,19 @@ struct ntprof_skb_cursor {
 	__u32 nr_frags;
 };
 
-/* A cursor at the start of skb's data (skb as a number). */
-static __always_inline void ntprof_skb_cursor_init(struct ntprof_skb_cursor *cur, __u64 skb)
+/* A cursor at the start of skb's data. typed: see NTPROF_READ; the skb's own fields are then
+ * direct loads, five probe reads fewer (the walks' global functions below start cursors on skbs
+ * they know as numbers: untyped). */
+static __always_inline void ntprof_skb_cursor_init(struct ntprof_skb_cursor *cur,
+						   const struct sk_buff *s, bool typed)
 {
-	const struct sk_buff *s = (const struct sk_buff *)skb;
-	struct skb_shared_info *shinfo = ntprof_skb_shinfo(s);
+	struct skb_shared_info *shinfo = ntprof_skb_shinfo(s, typed);
 
-	cur->skb = skb;
+	cur->skb = ntprof_as_number(s);
 	cur->frags = (__u64)shinfo + bpf_core_field_offset(struct skb_shared_info, frags);
-	cur->piece = (__u64)BPF_CORE_READ(s, data);
+	cur->piece = (__u64)NTPROF_READ(typed, s, data);
 	cur->start = 0;
-	cur->len = BPF_CORE_READ(s, len) - BPF_CORE_READ(s, data_len);
+	cur->len = NTPROF_READ(typed, s, len) - NTPROF_READ(typed, s, data_len);
 	cur->next_frag = 0;
 	cur->nr_frags = BPF_CORE_READ(shinfo, nr_frags);
 }
@@ -89,16 +137,21 @@ __noinline __u64 ntprof_skb_cursor_seek(struct ntprof_skb_cursor *cur, __u32 at,
 {
 	if (!cur || !avail)
 		return 0;
-	if (at < cur->start)
-		ntprof_skb_cursor_init(cur, cur->skb);
+	if (at < cur->start) {
+		/* the head as a local first: inside BPF_CORE_READ cur->skb would be relocated as a
+		 * kernel type's field */
+		const struct sk_buff *head = (const struct sk_buff *)cur->skb;
+
+		ntprof_skb_cursor_init(cur, head, false);
+	}
 	for (__u32 i = 0; i < NTPROF_SKB_FRAGS_MAX && at - cur->start >= cur->len; i++) {
 		__u32 len;
 		__u64 first_byte;
 
 		if (cur->next_frag >= cur->nr_frags)
 			return 0;
-		first_byte = skb_frag_first_byte(
-			(void *)(cur->frags + cur->next_frag * bpf_core_type_size(skb_frag_t)), &len);
+		first_byte = ntprof_skb_frag_first_byte(
+			cur->frags + cur->next_frag * bpf_core_type_size(skb_frag_t), &len);
 		cur->start += cur->len;
 		cur->piece = first_byte;
 		cur->len = len;
@@ -128,9 +181,9 @@ __noinline __u64 ntprof_skb_byte_address(struct ntprof_skb_cursor *cur, __u32 at
 	/* the head as a local first: inside BPF_CORE_READ cur->skb would be relocated as a kernel
 	 * type's field */
 	head = (const struct sk_buff *)cur->skb;
-	next = (__u64)BPF_CORE_READ(ntprof_skb_shinfo(head), frag_list);
+	next = (__u64)BPF_CORE_READ(ntprof_skb_shinfo(head, false), frag_list);
 	for (__u32 i = 0; i < NTPROF_SKB_FRAG_LIST_MAX && next; i++) {
-		ntprof_skb_cursor_init(&part, next);
+		ntprof_skb_cursor_init(&part, (const struct sk_buff *)next, false);
 		address = ntprof_skb_cursor_seek(&part, at, avail);
 		if (address)
 			return address;

@@ -21,10 +21,11 @@
  * the peer before it is queued. It is the same on every kernel: no send path to choose.
  *
  * The including object defines:
- *   void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len, __u64 *now)
+ *   void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len, __u64 *now,
+ *                            bool typed)
  *       a page fragment of len bytes at kernel address first_byte is in skb, which is being
  *       queued to a device; called only while a sampled command is in flight. *now is the moment
- *       (ntprof_now_once(now) takes it once for the whole skb).
+ *       (ntprof_now_once(now) takes it once for the whole skb); typed: skb's (see NTPROF_READ).
  */
 #ifndef NTPROF_TCP_XMIT_H
 #define NTPROF_TCP_XMIT_H
@@ -32,26 +33,28 @@
 #include "ntprof_skb.h"
 
 static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
-						__u64 *now);
+						__u64 *now, bool typed);
 
 /* skb is queued to a network device: hand each of its page fragments to the side. TCP's headers
  * are in the skb's linear part; the PDUs the drivers hand over as pages are all in fragments. */
-static __always_inline int on_net_dev_queue(struct sk_buff *skb)
+static __always_inline int on_net_dev_queue(struct sk_buff *skb, bool typed)
 {
-	struct skb_shared_info *shinfo = ntprof_skb_shinfo(skb);
-	const void *frags = (void *)shinfo + bpf_core_field_offset(struct skb_shared_info, frags);
+	struct skb_shared_info *shinfo = ntprof_skb_shinfo(skb, typed);
+	__u64 frags = (__u64)shinfo + bpf_core_field_offset(struct skb_shared_info, frags);
 	__u32 nr_frags = BPF_CORE_READ(shinfo, nr_frags);
 	__u64 now = 0;
 
 	for (__u32 i = 0; i < NTPROF_SKB_FRAGS_MAX && i < nr_frags; i++) {
 		__u32 len;
-		__u64 first_byte = skb_frag_first_byte(frags + i * bpf_core_type_size(skb_frag_t), &len);
+		__u64 first_byte =
+			skb_frag_first_byte(frags + i * bpf_core_type_size(skb_frag_t), &len);
 
-		pdu_fragment_queued(skb, first_byte, len, &now);
+		pdu_fragment_queued(skb, first_byte, len, &now, typed);
 	}
 	return 0;
 }
 
-NTPROF_STAMPING_TRACEPOINT_HOOK(net_dev_queue, (struct sk_buff *skb), skb, on_net_dev_queue(skb))
+NTPROF_STAMPING_TRACEPOINT_HOOK(net_dev_queue, (struct sk_buff *skb), skb,
+				on_net_dev_queue(skb, ntprof_typed))
 
 #endif /* NTPROF_TCP_XMIT_H */

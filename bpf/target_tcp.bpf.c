@@ -121,7 +121,7 @@ static __always_inline void reply_pdu_queued(__u64 slot, __u64 first_byte, __u64
  * memory the response of the slot allocated just below it, and so merge into its fragment: at
  * QD > 1 a write's R2T can go unseen (T_R2T_SENT missing; the record is still whole). */
 static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
-						__u64 *now)
+						__u64 *now, bool typed)
 {
 	__u64 slot = ntprof_index_get(&reply_pdus, first_byte);
 

@@ -14,6 +14,8 @@ packages=(
   # control plane and libraries
   protobuf-compiler libprotobuf-dev protobuf-compiler-grpc libgrpc++-dev libabsl-dev libssl-dev openssl
   libspdlog-dev nlohmann-json3-dev libcli11-dev libsystemd-dev
+  # the frames' CRC-32 (.ntp files, the spool) in a sixth of zlib's instructions
+  libisal-dev
   # the collector's allocator: its join threads free what the receiving thread allocated
   libjemalloc-dev
   # USDT (probe contract) and tests

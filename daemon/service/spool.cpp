@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -16,6 +15,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ntp_format.h"
 #include "spdlog/spdlog.h"
 
 namespace ntprof::agent {
@@ -24,11 +24,6 @@ namespace {
 constexpr char kMagic[8] = {'N', 'T', 'S', 'P', 'O', 'O', 'L', '1'};
 constexpr uint32_t kMaxFrame = 64u << 20;  // a longer length field is damage, not a message
 constexpr const char* kSegmentSuffix = ".seg";
-
-uint32_t Crc(std::string_view payload) {
-  return static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef*>(payload.data()), payload.size()));
-}
 
 absl::Status Errno(const std::string& what, const std::filesystem::path& path) {
   return absl::UnavailableError(
@@ -167,21 +162,22 @@ absl::Status Spool::Recover(Segment* segment, int fd) {
     if (good) {
       payload.resize(head[0]);
       good = ReadFull(fd, payload.data(), payload.size(), offset + sizeof(head)) &&
-             Crc(payload) == head[1] && message.ParseFromString(payload);
+             ntp::Crc32(payload) == head[1] && message.ParseFromString(payload);
     }
     if (!good) {
       ++torn_frames_;
       if (ftruncate(fd, static_cast<off_t>(offset)) != 0) return Errno("cannot truncate", path);
       break;
     }
+    const bool gap = message.has_gap();
     Frame f{.position = next_position_++,
+            .first = gap ? message.gap().first() : message.seq(),
+            .last = gap ? message.gap().last() : message.seq(),
             .segment = segment->name,
             .offset = offset,
             .length = head[0],
-            .gap = message.has_gap(),
+            .gap = gap,
             .records = static_cast<uint32_t>(message.batch().batch().records_size())};
-    f.first = f.gap ? message.gap().first() : message.seq();
-    f.last = f.gap ? message.gap().last() : message.seq();
     segment->max_last = std::max(segment->max_last, f.last);
     frames_.push_back(f);
     offset += sizeof(head) + head[0];
@@ -238,7 +234,7 @@ absl::StatusOr<uint64_t> Spool::WriteFrameLocked(const std::function<void(std::s
   encode(&frame);
   const std::string_view payload = std::string_view(frame).substr(sizeof(head));
   head[0] = static_cast<uint32_t>(payload.size());
-  head[1] = Crc(payload);
+  head[1] = ntp::Crc32(payload);
   std::memcpy(frame.data(), head, sizeof(head));
   if (!WriteFull(active_fd_, frame)) return Errno("cannot append to", PathOf(active->name));
   if (options_.fsync && fdatasync(active_fd_) != 0)
@@ -408,7 +404,7 @@ absl::StatusOr<std::vector<std::string>> Spool::ReadFramesFrom(uint64_t* pos, si
     std::string& payload = out.emplace_back(it->length, '\0');
     if (!ReadFull(fd, head, sizeof(head), it->offset) ||
         !ReadFull(fd, payload.data(), payload.size(), it->offset + sizeof(head)) ||
-        head[0] != it->length || head[1] != Crc(payload)) {
+        head[0] != it->length || head[1] != ntp::Crc32(payload)) {
       close(fd);
       return absl::DataLossError(
           absl::StrCat("spool segment ", PathOf(it->segment).string(), " changed under the agent"));

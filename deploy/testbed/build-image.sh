@@ -110,15 +110,14 @@ PKGS="$PKGS openssl libaio1 libbsd0 libfdt1 libnl-3-200 libnl-route-3-200 libnum
 PKGS="$PKGS libbpf1 libelf1 zlib1g libgrpc++1.51 libgrpc29 libprotobuf32 libspdlog1.10 libfmt9
       libabsl20220623 libstdc++6 libcap2 libssl3 libc-ares2 libre2-9"
 # ... and whatever the binaries that are already built actually link
+. "$HERE/linked-libraries.sh"
 libs_of() {  # one dpkg -S for all of a binary's libraries (one per library took ~30 s a binary)
   local paths=() l
-  while read -r l; do paths+=("$l" "$(readlink -f "$l")"); done \
-    < <(ldd "$1" 2>/dev/null | awk '$2=="=>" && $3 ~ /^\// {print $3}')
+  while read -r l; do paths+=("$l" "$(readlink -f "$l")"); done < <(linked_libraries "$1")
   [ ${#paths[@]} -gt 0 ] || return 0
   { dpkg -S "${paths[@]}" 2>/dev/null || true; } | cut -d: -f1 | tr -d ' ' | tr ',' '\n' | sort -u
 }
-for b in "$BUILD_DIR"/daemon/ntprofd "$BUILD_DIR"/client/ntprofctl "$BUILD_DIR"/collector/ntprof-collector; do
-  [ -x "$b" ] || continue
+for b in $(ntprof_binaries "$BUILD_DIR"); do
   found=$(libs_of "$b" | tr '\n' ' ')
   log "$(basename "$b") links libraries from: $found"
   PKGS="$PKGS $found"
@@ -239,4 +238,5 @@ mkfs.ext4 -q -F -L ntprof-tb -O ^metadata_csum,^has_journal -E root_owner=0:0 -d
 mv "$IMG/rootfs.img.tmp" "$IMG/rootfs.img"
 echo "$KVER" > "$IMG/KVER"
 printf '%s\n' "${want[@]}" > "$IMG/packages"
+linked_libraries $(ntprof_binaries "$BUILD_DIR") > "$IMG/libraries"  # what tb checks a build against
 log "done: $IMG (root tree ${used_mb} MB, image ${size_mb} MB sparse, kernel $KVER)"
