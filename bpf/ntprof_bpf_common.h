@@ -219,6 +219,12 @@ static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slb
 	return ntprof_switch_sampled(rate, threshold, opcode, nsid, slba, nlb, cid, salt_key);
 }
 
+/* Whether no rate is set (nothing is sampled): one load. */
+static __always_inline bool ntprof_sampling_off(void)
+{
+	return *(volatile __u32 *)&ntprof_switch.rate == 0;
+}
+
 /* The block device a request is for: the partition/whole-disk bdev the bio was aimed at. */
 /* A whole disk's device number (MAJOR << 20 | MINOR, as the kernel's dev_t). */
 static __always_inline __u32 ntprof_disk_dev(struct gendisk *disk, bool typed)
@@ -334,6 +340,10 @@ static __always_inline int ntprof_get_sqe(bool typed, const void *sqe, struct nt
 static __always_inline bool ntprof_sampled_sqe(const void *sqe_addr, struct ntprof_sqe *sqe,
 					       bool typed)
 {
+	/* the switch first: with no rate set (every hook attached, nothing sampled) no SQE field is
+	 * loaded, and each costs seven instructions through a typed pointer */
+	if (ntprof_sampling_off())
+		return false;
 	return !ntprof_get_sqe(typed, sqe_addr, sqe) && sqe->opcode != NTPROF_OPC_FABRICS &&
 	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
 }

@@ -49,18 +49,20 @@ NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_salt_key(NTPROF_SAMPLER_U64 salt
 	return ntprof_mix64(salt ^ 0x6e7470726f66ULL /* "ntprof" */);
 }
 
-/* x rotated left by r bits (0 < r < 64). */
-NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_rotl64(NTPROF_SAMPLER_U64 x, int r)
-{
-	return (x << r) | (x >> (64 - r));
-}
-
 /*
- * The command hash from a salt key (ntprof_salt_key). The identity fields are folded into one
- * 64-bit word, each rotated to its own bit positions, and that word gets one finalizer round:
- * every output bit depends on every field's bits (full avalanche). One round instead of one per
- * field: the hash runs on every command on both sides, and the two rounds saved were about 35 of
- * the sampling decision's guest instructions per I/O (docs/overhead.md, "The second cut").
+ * The command hash from a salt key (ntprof_salt_key). A command's identity is what both sides see
+ * in its SQE: the opcode, the namespace, the starting LBA's low 32 bits (CDW10) and the command
+ * id. They are folded into one 64-bit word at bit positions of their own (the LBA in bits 0-31, the
+ * namespace in 32-63, the opcode and command id in 40-63: they overlap the namespace's high bits
+ * only past namespace 255), and that word gets one finalizer round: every output bit depends on
+ * every input bit (full avalanche).
+ * Why these fields alone: the kernel hooks load each SQE field through a BTF pointer, and each
+ * such load is seven guest instructions (the JIT's guard of a faulting load), on every command of
+ * both sides. The LBA's high dword (zero below 2 TiB of 512-byte blocks) and the block count
+ * (the same for most of a stream) add no spread the LBA's low dword and the command id do not
+ * give, and cost two loads and their folding, about 25 instructions per command
+ * (docs/overhead.md, "The fifth cut"). nlb and slba's high dword stay in the signatures: the
+ * probe contract passes the SQE's fields as they are.
  */
 NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_command_hash_keyed(NTPROF_SAMPLER_U8 opcode,
 								    NTPROF_SAMPLER_U32 nsid,
@@ -69,11 +71,11 @@ NTPROF_SAMPLER_INLINE NTPROF_SAMPLER_U64 ntprof_command_hash_keyed(NTPROF_SAMPLE
 								    NTPROF_SAMPLER_U16 cid,
 								    NTPROF_SAMPLER_U64 salt_key)
 {
-	NTPROF_SAMPLER_U64 h = salt_key ^ slba;
+	NTPROF_SAMPLER_U64 word = ((NTPROF_SAMPLER_U64)nsid << 32) | (NTPROF_SAMPLER_U32)slba;
 
-	h ^= ntprof_rotl64(((NTPROF_SAMPLER_U64)nsid << 32) | nlb, 21);
-	h ^= ntprof_rotl64(((NTPROF_SAMPLER_U64)opcode << 16) | cid, 42);
-	return ntprof_mix64(h);
+	(void)nlb;
+	word ^= (((NTPROF_SAMPLER_U64)opcode << 16) | cid) << 40;
+	return ntprof_mix64(salt_key ^ word);
 }
 
 /* The hash both sides compute; exposed so tests can check it bit for bit. */

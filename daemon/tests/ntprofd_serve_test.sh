@@ -171,7 +171,7 @@ for s in fine coarse; do
   "$ntp_commands" "$work/export-$s"/*.ntp >"$work/$s.commands" || fail "ntp_commands $s"
 done
 # The sampler of bpf/ntprof_sampler.h written again: the local block hooks hash (opcode, nsid 0,
-# sector, sectors - 1, cid 0); a command is kept at 1 in N when its hash <= (2^64 - 1) / N.
+# sector, cid 0); a command is kept at 1 in N when its hash <= (2^64 - 1) / N.
 python3 - "$salt" "$work/fine.commands" "$work/coarse.commands" "$(counted_lost fine)" \
     "$(counted_lost coarse)" <<'PY' || fail "sessions fine and coarse"
 import collections, sys
@@ -180,13 +180,9 @@ def mix(x):
     x ^= x >> 30; x = (x * 0xbf58476d1ce4e5b9) & M
     x ^= x >> 27; x = (x * 0x94d049bb133111eb) & M
     return x ^ (x >> 31)
-def rotl(x, r):
-    return ((x << r) | (x >> (64 - r))) & M
-def kept(opcode, slba, nlb, salt, n):
-    h = mix(salt ^ 0x6e7470726f66) ^ slba
-    h ^= rotl(nlb, 21)  # nsid 0 << 32
-    h ^= rotl(opcode << 16, 42)  # cid 0
-    return mix(h) <= M // n
+def kept(opcode, slba, nlb, salt, n):  # nlb and slba's high dword are not hashed
+    word = (slba & 0xffffffff) ^ ((opcode << 16) << 40)  # nsid 0, cid 0
+    return mix(mix(salt ^ 0x6e7470726f66) ^ word) <= M // n
 salt = int(sys.argv[1])
 def issued(reads, writes, first):  # do_io: 4 KiB = 8 sectors, nlb 7; reads then writes
     return [(2, (first + i) * 8) for i in range(reads)] + \

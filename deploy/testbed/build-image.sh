@@ -108,7 +108,7 @@ PKGS="$PKGS openssl libaio1 libbsd0 libfdt1 libnl-3-200 libnl-route-3-200 libnum
       librte-timer23"
 # run-time libraries of ntprofd / ntprofctl / ntprof-collector (built on this Debian 12 machine)
 PKGS="$PKGS libbpf1 libelf1 zlib1g libgrpc++1.51 libgrpc29 libprotobuf32 libspdlog1.10 libfmt9
-      libabsl20220623 libstdc++6 libcap2 libssl3 libc-ares2 libre2-9"
+      libabsl20220623 libstdc++6 libcap2 libssl3 libc-ares2 libre2-9 libisal2"
 # ... and whatever the binaries that are already built actually link
 . "$HERE/linked-libraries.sh"
 libs_of() {  # one dpkg -S for all of a binary's libraries (one per library took ~30 s a binary)

@@ -83,14 +83,25 @@ TEST_CASE("sampler_keeps_one_in_n_of_repeated_lbas_across_sessions", "[sampler]"
 }
 
 TEST_CASE("sampler_decision_depends_on_every_identity_field", "[sampler]") {
-  // Changing any one field changes the hash: host and target must hash exactly the same fields.
+  // Changing any one identity field changes the hash: host and target must hash exactly the same
+  // fields.
   const uint64_t base = ntprof_command_hash(2, 1, 100, 7, 5, 9);
   CHECK(ntprof_command_hash(1, 1, 100, 7, 5, 9) != base);
   CHECK(ntprof_command_hash(2, 2, 100, 7, 5, 9) != base);
+  CHECK(ntprof_command_hash(2, 300, 100, 7, 5, 9) != base);  // a namespace past 255
   CHECK(ntprof_command_hash(2, 1, 101, 7, 5, 9) != base);
-  CHECK(ntprof_command_hash(2, 1, 100, 8, 5, 9) != base);
+  CHECK(ntprof_command_hash(2, 1, 100 | 1ull << 31, 7, 5, 9) != base);
   CHECK(ntprof_command_hash(2, 1, 100, 7, 6, 9) != base);
+  CHECK(ntprof_command_hash(2, 1, 100, 7, 0x8005, 9) != base);  // the cid's generation bits
   CHECK(ntprof_command_hash(2, 1, 100, 7, 5, 10) != base);
+}
+
+TEST_CASE("sampler_identity_leaves_out_the_block_count_and_the_lba_high_dword", "[sampler]") {
+  // The kernel hooks load neither (each load costs instructions on every command): the decision
+  // must not depend on them, or a side that reads them differently would decide differently.
+  const uint64_t base = ntprof_command_hash(2, 1, 100, 7, 5, 9);
+  CHECK(ntprof_command_hash(2, 1, 100, 8, 5, 9) == base);
+  CHECK(ntprof_command_hash(2, 1, 100 | 1ull << 32, 7, 5, 9) == base);
 }
 
 TEST_CASE("sampler_rate_zero_keeps_nothing_and_one_keeps_everything", "[sampler]") {
