@@ -209,20 +209,26 @@ static __always_inline void ntprof_emit(const struct ntprof_record *rec)
  * bpf() call), the programs load it directly (no map lookup). */
 struct ntprof_sampling_switch ntprof_switch SEC(".data.ntprof_switch") = {};
 
-static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slba, __u32 nlb,
-					      __u16 cid)
+/* The switch's rate: one load (the agent may be changing it: ntprof_sampler.h says why any mix of
+ * old and new rate and threshold holds). */
+static __always_inline __u32 ntprof_sampling_rate(void)
 {
-	/* one load each (the agent may be changing them: ntprof_sampler.h says why any mix holds) */
-	__u32 rate = *(volatile __u32 *)&ntprof_switch.rate;
+	return *(volatile __u32 *)&ntprof_switch.rate;
+}
+
+/* The decision on a command's identity at rate, a value ntprof_sampling_rate() returned. */
+static __always_inline bool ntprof_sampled_at(__u32 rate, __u8 opcode, __u32 nsid, __u64 slba,
+					      __u32 nlb, __u16 cid)
+{
 	__u64 threshold = *(volatile __u64 *)&ntprof_switch.threshold;
 
 	return ntprof_switch_sampled(rate, threshold, opcode, nsid, slba, nlb, cid, salt_key);
 }
 
-/* Whether no rate is set (nothing is sampled): one load. */
-static __always_inline bool ntprof_sampling_off(void)
+static __always_inline bool ntprof_is_sampled(__u8 opcode, __u32 nsid, __u64 slba, __u32 nlb,
+					      __u16 cid)
 {
-	return *(volatile __u32 *)&ntprof_switch.rate == 0;
+	return ntprof_sampled_at(ntprof_sampling_rate(), opcode, nsid, slba, nlb, cid);
 }
 
 /* The block device a request is for: the partition/whole-disk bdev the bio was aimed at. */
@@ -340,12 +346,14 @@ static __always_inline int ntprof_get_sqe(bool typed, const void *sqe, struct nt
 static __always_inline bool ntprof_sampled_sqe(const void *sqe_addr, struct ntprof_sqe *sqe,
 					       bool typed)
 {
-	/* the switch first: with no rate set (every hook attached, nothing sampled) no SQE field is
+	/* the rate first: with none set (every hook attached, nothing sampled) no SQE field is
 	 * loaded, and each costs seven instructions through a typed pointer */
-	if (ntprof_sampling_off())
+	__u32 rate = ntprof_sampling_rate();
+
+	if (!rate)
 		return false;
 	return !ntprof_get_sqe(typed, sqe_addr, sqe) && sqe->opcode != NTPROF_OPC_FABRICS &&
-	       ntprof_is_sampled(sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
+	       ntprof_sampled_at(rate, sqe->opcode, sqe->nsid, sqe->slba, sqe->nlb, sqe->cid);
 }
 
 #define NTPROF_DECIDING_TRACEPOINT_HOOK(tp, params, subject, sqe, call)                \
