@@ -95,11 +95,14 @@ struct ntprof_record {
 	__u8 role;     /* enum ntprof_role */
 	__u8 transport;/* enum ntprof_transport */
 	__u8 stack;    /* enum ntprof_stack */
-	__u16 pad;
+	__u16 pad;     /* 0 in BPF; on the wire, the index of the record's identity in its batch */
 	__u32 subsys;  /* target: agent-local id of the nvmet subsystem (resolved to its NQN by the
 			* agent); host: 0 (the agent resolves nvmeN through sysfs) */
 };
 
 #define NTPROF_RECORD_SIZE 176
+/* This layout's number in RecordBatch.raw_layout (record.proto): a change to the struct is a new
+ * number, so that a reader refuses records it would misread. */
+#define NTPROF_RECORD_LAYOUT 1
 
 #endif /* NTPROF_RECORD_H */

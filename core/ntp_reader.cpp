@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ntp_format.h"
+#include "raw_records.h"
 
 namespace ntprof {
 
@@ -124,6 +125,9 @@ absl::StatusOr<bool> NtpReader::Next(v1::RecordBatch* batch) {
     }
     if (!batch->ParseFromString(payload)) {
       return Problem(absl::StrCat("corrupt batch at byte ", frame_at, " (cannot decode)"));
+    }
+    if (absl::Status raw = ExpandRawRecords(batch); !raw.ok()) {
+      return Problem(absl::StrCat("batch at byte ", frame_at, ": ", raw.message()));
     }
     ++batches_;
     records_ += static_cast<uint64_t>(batch->records_size());

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "ntp_format.h"
+#include "ntprof_record.h"
 
 namespace ntprof {
 
@@ -76,7 +77,8 @@ absl::Status NtpWriter::WriteFrame(uint32_t kind, std::string_view payload) {
 
 absl::Status NtpWriter::WriteBatch(const v1::RecordBatch& batch) {
   batch.SerializeToString(&payload_);
-  return WriteEncodedBatch(payload_, static_cast<uint64_t>(batch.records_size()));
+  return WriteEncodedBatch(payload_, static_cast<uint64_t>(batch.records_size()) +
+                                         batch.raw_records().size() / sizeof(ntprof_record));
 }
 
 absl::Status NtpWriter::WriteEncodedBatch(std::string_view payload, uint64_t records) {

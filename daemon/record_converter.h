@@ -1,13 +1,12 @@
-// struct ntprof_record (what BPF saw) -> the wire form of ntprof::v1::Record (what leaves the
-// machine), with the identity the kernel side cannot know: subsystem NQN, cntlid of a host
-// controller, device names.
+// What a struct ntprof_record (what BPF saw) names, resolved to what the kernel side cannot know:
+// subsystem NQN, cntlid of a host controller, device names. Records leave the machine as BPF
+// wrote them, each with the index of its identity (core/raw_records.h); the identities travel
+// beside them, encoded once each.
 //
-// Records are encoded straight into protobuf's wire format, not built as messages and serialized:
-// a message per record (its three strings copied onto the batch's arena, then serialized, copied
-// again per session and per collector, and freed) made the agent's work 2,355 instructions a
-// record to a file and 574 ns a record through one session; encoded once, 1,362 and 158 ns
-// (docs/overhead.md, "The agent's work per record"). The bytes are what protobuf itself writes for
-// the same message (unit-tested).
+// Records are not built as messages or encoded in the agent: a message per record made the
+// agent's work 2,355 instructions a record to a file, encoding each one straight into protobuf's
+// wire form 1,208, of which the encoding was 424 (docs/overhead.md, "The agent's work per
+// record"). Readers convert (the collector as batches arrive, NtpReader for files).
 #pragma once
 
 #include <map>
@@ -17,6 +16,7 @@
 #include "agent_engine.h"
 #include "ntprof/v1/record.pb.h"
 #include "ntprof_record.h"
+#include "raw_records.h"
 #include "nvme_sysfs.h"
 
 namespace ntprof::agent {
@@ -28,29 +28,21 @@ struct RecordIdentity {
   bool operator==(const RecordIdentity&) const = default;
 };
 
-// What a record names, resolved, with its wire form: the fields subsys_nqn and cntlid, device,
-// and agent of ntprof.v1.Record, encoded once per identity and copied into each record that has
-// it (in three pieces, so that a record's fields stay in field-number order).
+// What a record names, resolved, as RecordBatch.identities carries it: the message, and its
+// bytes as the length-delimited field a batch's wire form repeats (encoded once per identity).
 struct EncodedIdentity {
   RecordIdentity identity;
   std::string agent;
-  std::string nqn_cntlid_field;
-  std::string device_field;
-  std::string agent_field;
+  v1::RecordIdentity message;
+  std::string field;
 };
 
 std::shared_ptr<const EncodedIdentity> EncodeIdentity(const RecordIdentity& id,
                                                       const std::string& agent);
 
-// Appends rec's ntprof.v1.Record wire form (the message's bytes, no tag or length before them).
-void EncodeRecord(const ntprof_record& rec, const EncodedIdentity& id, std::string* out);
-
 // The same record as a message, for what reads messages in the agent (the live summary of
-// `ntprofd record`): building it costs a third of decoding its wire form.
+// `ntprofd record`, the Agent service's Record stream).
 void ConvertRecord(const ntprof_record& rec, const EncodedIdentity& id, v1::Record* out);
-
-// Number of stamps a record of this role carries (the length of Record.stamps).
-int StampCount(uint8_t role);
 
 // True when a read or write record lacks one of the stage boundaries its transport defines
 // (host TCP: H0-H5, target TCP: T0-T5, local: H0, H1, H5). Counted as LossCounters.missing_stamp.

@@ -166,8 +166,7 @@ absl::Status Recorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
                            const IntervalCallback& on_interval) {
   return RunRecording(*this,
                       {.interval_s = options_.interval_s,
-                       .duration_s = options_.duration_s,
-                       .interval_messages = options_.interval_messages},
+                       .duration_s = options_.duration_s},
                       sink, stop, on_interval, &stop_reason_);
 }
 

@@ -28,7 +28,6 @@ struct RecordingOptions {
   double duration_s = 0;  // 0: until stopped
   double interval_s = 1;
   std::string session_name;
-  bool interval_messages = false;  // on_interval reads batches as messages (RecordingLoopOptions)
 };
 
 // How long a sampled command may stay in flight before it is counted as never completed.

@@ -29,7 +29,6 @@ absl::Status RunRecording(RecordSource& source, const RecordingLoopOptions& opti
                            : UINT64_MAX;
   IntervalBatch batch;
   batch.Begin(start);
-  batch.batch().KeepRaw(options.interval_messages);
   uint64_t next_interval = start + interval_ns;
   absl::Status failure;
 

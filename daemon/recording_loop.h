@@ -47,9 +47,6 @@ class RecordSource {
 struct RecordingLoopOptions {
   double interval_s = 1;
   double duration_s = 0;  // 0: until stopped
-  // on_interval turns each batch into a message (a live summary): the batch keeps every record
-  // as BPF gave it too, to build the messages from (WireBatch::KeepRaw).
-  bool interval_messages = false;
 };
 
 // The longest the loop waits in one poll: how late it may notice `stop` set by another thread (a

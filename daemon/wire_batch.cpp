@@ -1,5 +1,6 @@
 #include "wire_batch.h"
 
+#include <cstring>
 #include <span>
 
 #include "stage_model.h"
@@ -8,7 +9,11 @@
 namespace ntprof::agent {
 namespace {
 
-constexpr uint32_t kRecordsField = v1::RecordBatch::kRecordsFieldNumber;
+using B = v1::RecordBatch;
+
+// The raw_layout field: tag and a one-byte varint.
+constexpr size_t kLayoutFieldBytes = 2;
+static_assert(NTPROF_RECORD_LAYOUT < 128 && B::kRawLayoutFieldNumber < 16);
 
 }  // namespace
 
@@ -17,9 +22,6 @@ void WireBatch::Add(const ntprof_record& rec,
   // Records of a batch nearly always share one identity: compare with the last one only.
   if (identities_.empty() || identities_.back() != identity) identities_.push_back(identity);
   Entry e;
-  e.offset = static_cast<uint32_t>(records_.size());
-  EncodeRecord(rec, *identities_.back(), &records_);
-  e.length = static_cast<uint32_t>(records_.size()) - e.offset;
   e.identity = static_cast<uint32_t>(identities_.size() - 1);
   e.opcode = rec.opcode;
   e.cid = rec.cid;
@@ -31,7 +33,8 @@ void WireBatch::Add(const ntprof_record& rec,
   e.earliest_stamp = EarliestStamp(std::span<const uint64_t>(
       reinterpret_cast<const uint64_t*>(rec.stamps), static_cast<size_t>(StampCount(rec.role))));
   entries_.push_back(e);
-  if (keep_raw_) raw_.push_back(rec);
+  raw_.push_back(rec);
+  raw_.back().pad = static_cast<uint16_t>(e.identity);
 }
 
 WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
@@ -40,27 +43,12 @@ WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
   b.extras_.clear_records();
   for (const v1::Record& r : message.records()) {
     RecordIdentity id{r.subsys_nqn(), r.cntlid(), r.device()};
-    auto identity = std::make_shared<EncodedIdentity>();
-    identity->identity = id;
-    b.identities_.push_back(std::move(identity));
-    Entry e;
-    e.offset = static_cast<uint32_t>(b.records_.size());
-    r.AppendToString(&b.records_);
-    e.length = static_cast<uint32_t>(b.records_.size()) - e.offset;
-    e.identity = static_cast<uint32_t>(b.identities_.size() - 1);
-    e.opcode = static_cast<uint8_t>(r.opcode());
-    e.cid = static_cast<uint16_t>(r.cid());
-    e.nsid = r.nsid();
-    e.nlb = r.nlb();
-    e.slba = r.slba();
-    e.earliest_stamp = EarliestStamp(r);
-    b.entries_.push_back(e);
+    b.Add(RawFromRecord(r), EncodeIdentity(id, r.agent()));
   }
   return b;
 }
 
 void WireBatch::Clear() {
-  records_.clear();
   entries_.clear();
   raw_.clear();
   identities_.clear();
@@ -69,44 +57,45 @@ void WireBatch::Clear() {
 
 size_t BatchShare::WireSize() const {
   size_t size = extras_->ByteSizeLong();
-  for (size_t i = 0; i < this->size(); ++i)
-    size += LengthDelimitedSize(kRecordsField, entry(i).length);
-  return size;
+  if (this->size() == 0) return size;
+  size += LengthDelimitedSize(B::kRawRecordsFieldNumber, this->size() * sizeof(ntprof_record));
+  for (size_t i = 0; i < batch_->identity_count(); ++i)
+    size += batch_->encoded_identity(i).field.size();
+  return size + kLayoutFieldBytes;
 }
 
 void BatchShare::AppendTo(std::string* out) const {
-  extras_->AppendToString(out);  // a parser merges the records that follow into it
+  extras_->AppendToString(out);  // a parser merges the fields that follow into it
+  if (size() == 0) return;
+  AppendLengthDelimitedHead(B::kRawRecordsFieldNumber, size() * sizeof(ntprof_record), out);
+  const size_t at = out->size();
+  out->resize(at + size() * sizeof(ntprof_record));
+  auto* records = reinterpret_cast<ntprof_record*>(out->data() + at);  // not aligned: memcpy
   for (size_t i = 0; i < size(); ++i)
-    AppendLengthDelimited(kRecordsField, batch_->bytes(entry(i)), out);
+    std::memcpy(records + i, &batch_->raw(index(i)), sizeof(ntprof_record));
+  // Every identity of the batch (a share names some of them; they are few).
+  for (size_t i = 0; i < batch_->identity_count(); ++i) out->append(batch_->encoded_identity(i).field);
+  out->push_back(static_cast<char>(B::kRawLayoutFieldNumber << 3));  // varint
+  out->push_back(static_cast<char>(NTPROF_RECORD_LAYOUT));
 }
 
 v1::RecordBatch BatchShare::ToMessage() const {
   v1::RecordBatch message;
-  DecodeInto(&message);
+  ConvertInto(&message);
   return message;
 }
 
 const v1::RecordBatch& BatchShare::ToMessage(google::protobuf::Arena* arena) const {
   auto* message = google::protobuf::Arena::CreateMessage<v1::RecordBatch>(arena);
-  DecodeInto(message);
+  ConvertInto(message);
   return *message;
 }
 
-void BatchShare::DecodeInto(v1::RecordBatch* message) const {
-  if (size() == 0 || batch_->raw(index(0)) != nullptr) {
-    *message = *extras_;
-    message->mutable_records()->Reserve(static_cast<int>(size()));
-    for (size_t i = 0; i < size(); ++i) {
-      ConvertRecord(*batch_->raw(index(i)), batch_->encoded_identity(entry(i)),
-                    message->add_records());
-    }
-    return;
-  }
-  // One parse of the whole batch: a parse per record cost twice as much.
-  std::string bytes;
-  bytes.reserve(WireSize());
-  AppendTo(&bytes);
-  message->ParseFromString(bytes);
+void BatchShare::ConvertInto(v1::RecordBatch* message) const {
+  *message = *extras_;
+  message->mutable_records()->Reserve(static_cast<int>(size()));
+  for (size_t i = 0; i < size(); ++i)
+    ConvertRecord(batch_->raw(index(i)), batch_->encoded_identity(entry(i)), message->add_records());
 }
 
 }  // namespace ntprof::agent

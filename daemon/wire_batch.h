@@ -1,17 +1,17 @@
 // A recording's batch in wire form, and the share of it one sink gets.
 //
-// WireBatch holds each record's ntprof.v1.Record bytes, encoded once as the record arrives
-// (EncodeRecord), beside what the split among sessions and collectors looks at (the sampling
-// fields, the earliest stamp, the identity). A BatchShare is some or all of those records with the
-// seq, device counters and losses of the sink it goes to; a sink writes it as the bytes of a
-// v1.RecordBatch by copying byte ranges. Nothing is built as a message, copied per session or per
-// collector, or serialized again (docs/overhead.md, "The agent's work per record").
+// WireBatch holds each record as BPF gave it, with the index of its identity in `pad`
+// (RecordBatch.raw_records, core/raw_records.h), beside what the split among sessions and
+// collectors looks at (the sampling fields, the earliest stamp). A BatchShare is some or all of
+// those records with the seq, device counters and losses of the sink it goes to; a sink writes it
+// as the bytes of a v1.RecordBatch by copying the records and the identities' bytes, encoded once
+// each. Nothing is built as a message, encoded per record, copied per session or per collector,
+// or serialized again (docs/overhead.md, "The agent's work per record").
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include <google/protobuf/arena.h>
@@ -25,8 +25,6 @@ namespace ntprof::agent {
 class WireBatch {
  public:
   struct Entry {
-    uint32_t offset = 0;  // of the record's bytes in the batch
-    uint32_t length = 0;
     uint32_t identity = 0;  // index into the batch's identities
     // The command's sampling fields (ntprof_sampled) and its earliest stamp.
     uint8_t opcode = 0;
@@ -38,22 +36,18 @@ class WireBatch {
   };
 
   void Add(const ntprof_record& rec, const std::shared_ptr<const EncodedIdentity>& identity);
-  // A batch that already is a message (tests, tools): its records are serialized one by one, its
-  // seq, counters and losses become the extras.
+  // A batch that already is a message (tests, tools): its records are taken back to their raw
+  // form (core/raw_records.h: RawFromRecord), its seq, counters and losses become the extras.
   static WireBatch FromMessage(const v1::RecordBatch& message);
 
   size_t size() const { return entries_.size(); }
   const Entry& entry(size_t i) const { return entries_[i]; }
   const RecordIdentity& identity(const Entry& e) const { return identities_[e.identity]->identity; }
-  std::string_view bytes(const Entry& e) const {
-    return std::string_view(records_).substr(e.offset, e.length);
-  }
-  // Keep each record as BPF gave it too, for ToMessage (off: it decodes the wire form, which costs
-  // three times as much; on, the copy costs about 300 instructions a record).
-  void KeepRaw(bool keep) { keep_raw_ = keep; }
-  // The i-th record as BPF gave it (null unless kept), and its identity.
-  const ntprof_record* raw(size_t i) const { return i < raw_.size() ? &raw_[i] : nullptr; }
+  // The i-th record as BPF gave it, its identity's index in `pad`.
+  const ntprof_record& raw(size_t i) const { return raw_[i]; }
   const EncodedIdentity& encoded_identity(const Entry& e) const { return *identities_[e.identity]; }
+  size_t identity_count() const { return identities_.size(); }
+  const EncodedIdentity& encoded_identity(size_t i) const { return *identities_[i]; }
   // The batch's seq, device counters and losses: a v1.RecordBatch without records.
   v1::RecordBatch& extras() { return extras_; }
   const v1::RecordBatch& extras() const { return extras_; }
@@ -61,10 +55,8 @@ class WireBatch {
   void Clear();
 
  private:
-  std::string records_;
   std::vector<Entry> entries_;
-  bool keep_raw_ = false;
-  std::vector<ntprof_record> raw_;  // for ToMessage: building a message beats decoding one
+  std::vector<ntprof_record> raw_;
   std::vector<std::shared_ptr<const EncodedIdentity>> identities_;
   v1::RecordBatch extras_;
 };
@@ -88,8 +80,7 @@ class BatchShare {
   // The share's v1.RecordBatch wire form: its length, and the bytes appended to out.
   size_t WireSize() const;
   void AppendTo(std::string* out) const;
-  // The share as a message (an Agent.Record caller, tests): built from the records as BPF gave
-  // them, or decoded from their wire form (a batch made FromMessage).
+  // The share as a message with its records converted (an Agent.Record caller, tests).
   v1::RecordBatch ToMessage() const;
   // The same on an arena (a live summary, every interval): no allocation per record. Valid as
   // long as the arena.
@@ -100,7 +91,7 @@ class BatchShare {
   const v1::RecordBatch* extras_;
   const std::vector<uint32_t>* kept_;
 
-  void DecodeInto(v1::RecordBatch* message) const;
+  void ConvertInto(v1::RecordBatch* message) const;
 };
 
 }  // namespace ntprof::agent

@@ -9,6 +9,7 @@
 #include "file_sink.h"
 #include "fleet_feed.h"
 #include "metrics_sink.h"
+#include "raw_records.h"
 #include "record_check.h"
 #include "session_settings.h"
 #include "session_store.h"
@@ -331,6 +332,14 @@ absl::Status SessionRegistry::Store(const ConnectedAgentEntry& agent, v1::AgentM
 // live join.
 absl::Status SessionRegistry::StoreBatch(const ConnectedAgentEntry& agent, Session* session,
                                          v1::SessionBatch* batch) {
+  // An agent ships records as its BPF programs wrote them: converted here, off its machine.
+  if (absl::Status raw = ExpandRawRecords(batch->mutable_batch()); !raw.ok()) {
+    metrics_->Add(Counter::kBadAgentMessages);
+    spdlog::warn("agent {}: batch {} of session '{}': its records are dropped: {}",
+                 agent.hello.hostname(), batch->batch().seq(), batch->session(), raw.ToString());
+    batch->mutable_batch()->clear_raw_records();
+    batch->mutable_batch()->clear_identities();
+  }
   auto* records = batch->mutable_batch()->mutable_records();
   const int64_t now = Now();
   int kept = 0;

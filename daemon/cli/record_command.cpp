@@ -59,7 +59,6 @@ int RunRecord(const RecordArgs& a) {
   o.duration_s = a.duration;
   o.interval_s = a.interval;
   o.session_name = a.session;
-  o.interval_messages = !a.quiet;  // the interval lines
 
   agent::LiveKernelFacts facts;
   agent::LogCallback log;

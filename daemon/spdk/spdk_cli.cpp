@@ -108,7 +108,6 @@ int RunSpdkRecord(const SpdkCliArgs& spdk, const SpdkRecordRequest& req,
   o.session_name = req.session;
   o.transport = req.transport;
   const bool quiet = req.quiet;
-  o.interval_messages = !quiet;  // the interval lines
   SpdkRecorder::LogCallback log;
   if (!quiet || req.verbose) log = [](const std::string& line) { std::cerr << "ntprofd: " << line << "\n"; };
   if (geteuid() != 0)

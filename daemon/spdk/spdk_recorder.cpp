@@ -183,8 +183,7 @@ absl::Status SpdkRecorder::Run(BatchSink& sink, const std::atomic<bool>& stop,
   next_rescan_ns_ = ClockNs(CLOCK_MONOTONIC) + static_cast<uint64_t>(options_.rescan_s * 1e9);
   return RunRecording(*this,
                       {.interval_s = options_.interval_s,
-                       .duration_s = options_.duration_s,
-                       .interval_messages = options_.interval_messages},
+                       .duration_s = options_.duration_s},
                       sink, stop, on_interval, &stop_reason_);
 }
 

@@ -36,7 +36,6 @@ struct SpdkRecordingOptions {
   double rescan_s = 0.25;  // how often /proc is searched for new and exited processes
   v1::Transport transport = v1::TRANSPORT_TCP;  // for the file header; records carry their own
   std::string session_name;
-  bool interval_messages = false;  // on_interval reads batches as messages (RecordingLoopOptions)
 };
 
 class SpdkRecorder : private RecordSource {

@@ -1,6 +1,7 @@
 // Which collector's spool gets what (CollectorRing), read back from the spools on disk. The links
 // are never started: nothing dials.
 #include "collector_ring.h"
+#include "raw_records.h"
 
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -39,13 +40,17 @@ std::unique_ptr<CollectorRing> MakeRing(const fs::path& dir, bool per_member = t
       [](const Spool&) { return v1::AgentHello(); }, [](const v1::CollectorMessage&) {});
 }
 
-// Everything a spool directory holds, in order.
+// Everything a spool directory holds, in order, with the records of its batches converted as a
+// collector converts them on arrival.
 std::vector<v1::AgentMessage> Spooled(const fs::path& dir) {
   auto spool = Spool::Open({.dir = dir, .fsync = false});
   REQUIRE(spool.ok());
   uint64_t pos = 0;
   auto messages = (*spool)->ReadFrom(&pos, 1000, 0);
   REQUIRE(messages.ok());
+  for (v1::AgentMessage& m : *messages) {
+    if (m.has_batch()) REQUIRE(ntprof::ExpandRawRecords(m.mutable_batch()->mutable_batch()).ok());
+  }
   return *messages;
 }
 

@@ -10,13 +10,26 @@
 namespace ntprof::agent {
 namespace {
 
-// What protobuf's own parser reads from a record's encoding: the ground truth of EncodeRecord.
-v1::Record Decoded(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent) {
+// What a reader gets of a record the agent ships: the batch's wire form, parsed by protobuf and
+// its raw records converted as the collector and NtpReader convert them.
+v1::RecordBatch Shipped(const WireBatch& batch, const std::vector<uint32_t>* kept = nullptr) {
+  const v1::RecordBatch extras;
+  const BatchShare share(batch, extras, kept);
   std::string bytes;
-  EncodeRecord(rec, *EncodeIdentity(id, agent), &bytes);
-  v1::Record p;
-  REQUIRE(p.ParseFromString(bytes));
-  return p;
+  share.AppendTo(&bytes);
+  CHECK(bytes.size() == share.WireSize());
+  v1::RecordBatch parsed;
+  REQUIRE(parsed.ParseFromString(bytes));
+  REQUIRE(ExpandRawRecords(&parsed).ok());
+  return parsed;
+}
+
+v1::Record Decoded(const ntprof_record& rec, const RecordIdentity& id, const std::string& agent) {
+  WireBatch batch;
+  batch.Add(rec, EncodeIdentity(id, agent));
+  const v1::RecordBatch shipped = Shipped(batch);
+  REQUIRE(shipped.records_size() == 1);
+  return shipped.records(0);
 }
 
 // The same record built as a message (ConvertRecord).
@@ -73,9 +86,9 @@ TEST_CASE("target_record_carries_target_stamps") {
 }
 
 // Every field at its widest (a 64-bit stamp and slba, 32-bit nsid, 16-bit cid and status, long
-// strings) and at zero: the encoding decodes to the message ConvertRecord builds (whose fields the
-// test above checks) and is what protobuf writes for it, byte for byte.
-TEST_CASE("encoded_record_is_protobufs_own_encoding_at_every_width") {
+// strings) and at zero: what a reader converts is the message ConvertRecord builds (whose fields
+// the test above checks).
+TEST_CASE("shipped_record_converts_to_the_same_message_at_every_width") {
   ntprof_record wide{};
   for (int i = 0; i < NTPROF_TARGET_STAMPS; ++i) wide.stamps[i] = UINT64_MAX - i;
   wide.stamps[3] = 0;  // not seen: keeps its place
@@ -96,17 +109,36 @@ TEST_CASE("encoded_record_is_protobufs_own_encoding_at_every_width") {
     const v1::Record expected = Converted(rec, id, "agent-with-a-name");
     CHECK(google::protobuf::util::MessageDifferencer::Equals(
         Decoded(rec, id, "agent-with-a-name"), expected));
-    std::string bytes;
-    EncodeRecord(rec, *EncodeIdentity(id, "agent-with-a-name"), &bytes);
-    CHECK(bytes == expected.SerializeAsString());
   }
 }
 
+// Records of several identities in one batch: each converts with its own.
+TEST_CASE("each_shipped_record_keeps_its_own_identity") {
+  WireBatch batch;
+  const auto a = EncodeIdentity({"nqn.a", 1, "nvme0n1"}, "hostA");
+  const auto b = EncodeIdentity({"nqn.b", 2, "nvme1n1"}, "hostA");
+  for (uint16_t cid = 0; cid < 6; ++cid) {
+    ntprof_record r = HostRead();
+    r.cid = cid;
+    batch.Add(r, cid % 3 == 2 ? b : a);  // a a b a a b: four identity entries
+  }
+  const std::vector<uint32_t> kept = {2, 3, 5};
+  const v1::RecordBatch shipped = Shipped(batch, &kept);
+  REQUIRE(shipped.records_size() == 3);
+  CHECK(shipped.records(0).subsys_nqn() == "nqn.b");
+  CHECK(shipped.records(0).device() == "nvme1n1");
+  CHECK(shipped.records(1).subsys_nqn() == "nqn.a");
+  CHECK(shipped.records(1).cntlid() == 1);
+  CHECK(shipped.records(2).cid() == 5);
+  CHECK(shipped.records(2).cntlid() == 2);
+  CHECK(shipped.identities_size() == 0);  // converted: the raw fields are gone
+  CHECK(shipped.raw_records().empty());
+}
+
 // A batch written through a share (some records, its own extras) is the v1.RecordBatch of those
-// records and extras, as protobuf parses it.
+// records and extras, as protobuf parses it and a reader converts it.
 TEST_CASE("batch_share_writes_the_records_it_keeps_with_its_own_extras") {
   WireBatch batch;
-  batch.KeepRaw(true);  // ToMessage builds the messages: checked against the parsed wire form
   auto id = EncodeIdentity({"nqn.x", 5, "nvme0n1"}, "hostA");
   for (uint16_t cid = 0; cid < 5; ++cid) {
     ntprof_record r = HostRead();
@@ -124,6 +156,9 @@ TEST_CASE("batch_share_writes_the_records_it_keeps_with_its_own_extras") {
   CHECK(bytes.size() == share.WireSize());
   v1::RecordBatch parsed;
   REQUIRE(parsed.ParseFromString(bytes));
+  CHECK(parsed.records_size() == 0);  // raw until converted
+  CHECK(parsed.raw_records().size() == 2 * sizeof(ntprof_record));
+  REQUIRE(ExpandRawRecords(&parsed).ok());
   CHECK(parsed.seq() == 42);
   CHECK(parsed.counters(0).reads() == 7);
   CHECK(parsed.losses().spool_full() == 3);
