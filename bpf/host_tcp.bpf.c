@@ -123,8 +123,7 @@ static __always_inline void host_command_sampled(struct request *rq, const void 
 /* A PDU of a sampled command may begin at first_byte, in an skb queued to a device: if that is the
  * command's PDU buffer holding its capsule or H2CData header, stamp it, and learn the socket its
  * reply will come on (the skb's). */
-static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byte, __u64 *now,
-					    bool typed)
+static __always_inline void host_pdu_queued(__u64 skb, __u64 first_byte, __u64 *now)
 {
 	__u64 rq = ntprof_index_get(&pdu_requests, first_byte);
 	struct ntprof_record *rec;
@@ -141,7 +140,7 @@ static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byt
 			rec->stamps[NTPROF_H2_CAPSULE_SENT] = ntprof_now_once(now);
 		if (*(__u32 *)&h[4] > NTPROF_PDU_CMD_HLEN + 2 * NTPROF_PDU_DIGEST_LEN)
 			rec->flags |= NTPROF_F_INCAPSULE;
-		host_sock_learn(NTPROF_READ(typed, skb, sk), typed);
+		host_sock_learn(BPF_CORE_READ((struct sk_buff *)skb, sk), false);
 	} else if (h[0] == NTPROF_PDU_H2C_DATA && h[2] == NTPROF_PDU_SMALL_HLEN &&
 		   *(__u16 *)&h[NTPROF_PDU_DATA_CID] == rec->cid) {
 		/* the last H2CData PDU wins */
@@ -158,8 +157,8 @@ static __always_inline void host_pdu_queued(struct sk_buff *skb, __u64 first_byt
  * fragment that is a whole number of capsules (72 bytes, 76 with header digests) is searched at
  * each capsule; any other fragment (a capsule with in-capsule data, an H2CData header, data) is
  * looked up at its first byte. */
-static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
-						__u64 *now, bool typed)
+static __always_inline void pdu_fragment_queued(__u64 skb, __u64 first_byte, __u32 len,
+						__u64 *now)
 {
 	__u32 stride = NTPROF_PDU_CMD_HLEN;
 
@@ -168,7 +167,7 @@ static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first
 	__u32 capsules = len % stride ? 1 : len / stride;
 
 	for (__u32 j = 0; j < NTPROF_MERGED_CAPSULES_MAX && j < capsules; j++)
-		host_pdu_queued(skb, first_byte + j * stride, now, typed);
+		host_pdu_queued(skb, first_byte + j * stride, now);
 }
 
 /* ---- H3: reply PDU headers ---- */

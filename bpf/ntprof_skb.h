@@ -59,9 +59,8 @@ static __always_inline bool frag_descriptor_matches_kernel(void)
 }
 
 /* The kernel address of the first byte of the skb fragment whose descriptor is at frag, and its
- * length in *len: a probe read a field, inline. net_dev_queue's fragment loop uses this form: on
- * the host, one read of the whole descriptor there stopped 6.12's verifier pruning the loop, and a
- * call of the global function below in it stopped 6.1's ("BPF program is too large" both). */
+ * length in *len: a probe read a field, for kernels whose descriptor is not laid out as struct
+ * frag_descriptor. */
 static __always_inline __u64 skb_frag_first_byte(__u64 frag, __u32 *len)
 {
 	__u64 page, offset;
@@ -82,20 +81,29 @@ static __always_inline __u64 skb_frag_first_byte(__u64 frag, __u32 *len)
 	return (__u64)ntprof_page_address(page) + offset;
 }
 
-/* The same in one probe read of the descriptor where its layout is the known one, 0 when it cannot
- * be read. A global function: the verifier checks it once, apart from the walk that calls it. */
-__noinline __u64 ntprof_skb_frag_first_byte(__u64 frag, __u32 *len)
+/* The same in one probe read of the descriptor where its layout is the known one; 0 when it cannot
+ * be read. Inline: for the bodies that the verifier checks apart from the loops that run them (the
+ * global function below, net_dev_queue's bpf_loop callback). Inlined into a loop it is refused:
+ * one read of the whole descriptor in net_dev_queue's loop stopped 6.12's verifier pruning it, a
+ * call of the global function there stopped 6.1's ("BPF program is too large" both). */
+static __always_inline __u64 skb_frag_first_byte_one_read(__u64 frag, __u32 *len)
 {
 	struct frag_descriptor d;
 
-	if (!len)
-		return 0;
 	if (!frag_descriptor_matches_kernel())
 		return skb_frag_first_byte(frag, len);
 	if (bpf_probe_read_kernel(&d, sizeof(d), (void *)frag))
 		return 0;
 	*len = d.len;
 	return (__u64)ntprof_page_address(d.page) + d.offset;
+}
+
+/* The same as a global function: the verifier checks it once, apart from the walk that calls it. */
+__noinline __u64 ntprof_skb_frag_first_byte(__u64 frag, __u32 *len)
+{
+	if (!len)
+		return 0;
+	return skb_frag_first_byte_one_read(frag, len);
 }
 
 /* A cursor over the pieces of one skb's own data (linear part, then page fragments) for offsets

@@ -120,8 +120,8 @@ static __always_inline void reply_pdu_queued(__u64 slot, __u64 first_byte, __u64
  * one of the command slot's reply buffers. Of those buffers, only a slot's R2T can continue in
  * memory the response of the slot allocated just below it, and so merge into its fragment: at
  * QD > 1 a write's R2T can go unseen (T_R2T_SENT missing; the record is still whole). */
-static __always_inline void pdu_fragment_queued(struct sk_buff *skb, __u64 first_byte, __u32 len,
-						__u64 *now, bool typed)
+static __always_inline void pdu_fragment_queued(__u64 skb, __u64 first_byte, __u32 len,
+						__u64 *now)
 {
 	__u64 slot = ntprof_index_get(&reply_pdus, first_byte);
 
