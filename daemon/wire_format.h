@@ -1,6 +1,6 @@
 // The few pieces of protobuf's wire format the agent writes by hand: length-delimited fields (an
-// embedded message's or a string's), for records encoded once (record_converter.h) and the
-// messages built around their bytes (wire_batch.h, the spool's AgentMessage).
+// embedded message's or a string's), for identities encoded once (record_converter.h), a batch's
+// raw records and the messages built around their bytes (wire_batch.h, the spool's AgentMessage).
 #pragma once
 
 #include <cstddef>
