@@ -5,11 +5,6 @@
 #include "monotonic_clock.h"
 
 namespace ntprof::agent {
-namespace {
-
-constexpr int kMaxBatchRecords = 8192;  // a busy interval is cut into several batches
-
-}  // namespace
 
 int PollWaitMs(uint64_t now_ns, uint64_t next_interval_ns, uint64_t end_ns) {
   const uint64_t due = std::min(next_interval_ns, end_ns);

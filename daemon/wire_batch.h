@@ -51,6 +51,8 @@ class WireBatch {
   // The batch's seq, device counters and losses: a v1.RecordBatch without records.
   v1::RecordBatch& extras() { return extras_; }
   const v1::RecordBatch& extras() const { return extras_; }
+  // Room for `records` records without a reallocation.
+  void Reserve(size_t records);
   // Empties it for the next batch; the buffers keep their capacity.
   void Clear();
 
