@@ -1,8 +1,5 @@
 #include "wire_batch.h"
 
-#include <span>
-
-#include "stage_model.h"
 #include "wire_format.h"
 
 namespace ntprof::agent {
@@ -20,20 +17,8 @@ void WireBatch::Add(const ntprof_record& rec,
                     const std::shared_ptr<const EncodedIdentity>& identity) {
   // Records of a batch nearly always share one identity: compare with the last one only.
   if (identities_.empty() || identities_.back() != identity) identities_.push_back(identity);
-  Entry e;
-  e.identity = static_cast<uint32_t>(identities_.size() - 1);
-  e.opcode = rec.opcode;
-  e.cid = rec.cid;
-  e.nsid = rec.nsid;
-  e.nlb = rec.nlb;
-  e.slba = rec.slba;
-  // __u64 is unsigned long long, uint64_t unsigned long: the same 64 bits
-  static_assert(sizeof(rec.stamps[0]) == sizeof(uint64_t));
-  e.earliest_stamp = EarliestStamp(std::span<const uint64_t>(
-      reinterpret_cast<const uint64_t*>(rec.stamps), static_cast<size_t>(StampCount(rec.role))));
-  entries_.push_back(e);
   raw_.push_back(rec);
-  raw_.back().pad = static_cast<uint16_t>(e.identity);
+  raw_.back().pad = static_cast<uint16_t>(identities_.size() - 1);
 }
 
 WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
@@ -47,13 +32,7 @@ WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {
   return b;
 }
 
-void WireBatch::Reserve(size_t records) {
-  entries_.reserve(records);
-  raw_.reserve(records);
-}
-
 void WireBatch::Clear() {
-  entries_.clear();
   raw_.clear();
   identities_.clear();
   extras_.Clear();
@@ -77,7 +56,7 @@ void BatchShare::AppendTo(std::string* out) const {
   // (one instruction a byte where rep stosb is counted, as under valgrind and TCG), and one copy
   // of the whole batch is a rep movsb too.
   for (size_t i = 0; i < size(); ++i)
-    out->append(reinterpret_cast<const char*>(&batch_->raw(index(i))), sizeof(ntprof_record));
+    out->append(reinterpret_cast<const char*>(&raw(i)), sizeof(ntprof_record));
   // Every identity of the batch (a share names some of them; they are few).
   for (size_t i = 0; i < batch_->identity_count(); ++i) out->append(batch_->encoded_identity(i).field);
   out->push_back(static_cast<char>(B::kRawLayoutFieldNumber << 3));  // varint
@@ -100,7 +79,7 @@ void BatchShare::ConvertInto(v1::RecordBatch* message) const {
   *message = *extras_;
   message->mutable_records()->Reserve(static_cast<int>(size()));
   for (size_t i = 0; i < size(); ++i)
-    ConvertRecord(batch_->raw(index(i)), batch_->encoded_identity(entry(i)), message->add_records());
+    ConvertRecord(raw(i), batch_->encoded_identity(raw(i)), message->add_records());
 }
 
 }  // namespace ntprof::agent

@@ -1,8 +1,7 @@
 // A recording's batch in wire form, and the share of it one sink gets.
 //
 // WireBatch holds each record as BPF gave it, with the index of its identity in `pad`
-// (RecordBatch.raw_records, core/raw_records.h), beside what the split among sessions and
-// collectors looks at (the sampling fields, the earliest stamp). A BatchShare is some or all of
+// (RecordBatch.raw_records, core/raw_records.h), and the identities. A BatchShare is some or all of
 // those records with the seq, device counters and losses of the sink it goes to; a sink writes it
 // as the bytes of a v1.RecordBatch by copying the records and the identities' bytes, encoded once
 // each. Nothing is built as a message, encoded per record, copied per session or per collector,
@@ -24,40 +23,34 @@ namespace ntprof::agent {
 
 class WireBatch {
  public:
-  struct Entry {
-    uint32_t identity = 0;  // index into the batch's identities
-    // The command's sampling fields (ntprof_sampled) and its earliest stamp.
-    uint8_t opcode = 0;
-    uint16_t cid = 0;
-    uint32_t nsid = 0;
-    uint32_t nlb = 0;
-    uint64_t slba = 0;
-    uint64_t earliest_stamp = 0;
-  };
-
+  // Adds rec with its identity (the index of which goes into the copy's `pad`).
   void Add(const ntprof_record& rec, const std::shared_ptr<const EncodedIdentity>& identity);
   // A batch that already is a message (tests, tools): its records are taken back to their raw
   // form (core/raw_records.h: RawFromRecord), its seq, counters and losses become the extras.
   static WireBatch FromMessage(const v1::RecordBatch& message);
 
-  size_t size() const { return entries_.size(); }
-  const Entry& entry(size_t i) const { return entries_[i]; }
-  const RecordIdentity& identity(const Entry& e) const { return identities_[e.identity]->identity; }
-  // The i-th record as BPF gave it, its identity's index in `pad`.
+  size_t size() const { return raw_.size(); }
+  // The i-th record as BPF gave it, its identity's index in `pad`. What sessions and collectors
+  // route by (the sampling fields, the stamps, the identity) is read from it where they need it:
+  // nothing is worked out per record that a sink may not ask for.
   const ntprof_record& raw(size_t i) const { return raw_[i]; }
-  const EncodedIdentity& encoded_identity(const Entry& e) const { return *identities_[e.identity]; }
+  const RecordIdentity& identity(const ntprof_record& r) const {
+    return identities_[r.pad]->identity;
+  }
+  const EncodedIdentity& encoded_identity(const ntprof_record& r) const {
+    return *identities_[r.pad];
+  }
   size_t identity_count() const { return identities_.size(); }
   const EncodedIdentity& encoded_identity(size_t i) const { return *identities_[i]; }
   // The batch's seq, device counters and losses: a v1.RecordBatch without records.
   v1::RecordBatch& extras() { return extras_; }
   const v1::RecordBatch& extras() const { return extras_; }
   // Room for `records` records without a reallocation.
-  void Reserve(size_t records);
+  void Reserve(size_t records) { raw_.reserve(records); }
   // Empties it for the next batch; the buffers keep their capacity.
   void Clear();
 
  private:
-  std::vector<Entry> entries_;
   std::vector<ntprof_record> raw_;
   std::vector<std::shared_ptr<const EncodedIdentity>> identities_;
   v1::RecordBatch extras_;
@@ -75,9 +68,9 @@ class BatchShare {
   const v1::RecordBatch& extras() const { return *extras_; }
   const std::vector<uint32_t>* kept() const { return kept_; }
   size_t size() const { return kept_ ? kept_->size() : batch_->size(); }
-  // The i-th record of the share: its index in the batch, its entry.
+  // The i-th record of the share: its index in the batch, the record.
   uint32_t index(size_t i) const { return kept_ ? (*kept_)[i] : static_cast<uint32_t>(i); }
-  const WireBatch::Entry& entry(size_t i) const { return batch_->entry(index(i)); }
+  const ntprof_record& raw(size_t i) const { return batch_->raw(index(i)); }
 
   // The share's v1.RecordBatch wire form: its length, and the bytes appended to out.
   size_t WireSize() const;

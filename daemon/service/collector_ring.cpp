@@ -226,11 +226,11 @@ absl::Status CollectorRing::AppendBatch(const std::string& session, const BatchS
   uint32_t routed_identity = UINT32_MAX;
   Member* owner = nullptr;
   for (size_t i = 0; i < batch.size(); ++i) {
-    const WireBatch::Entry& e = batch.entry(i);
-    if (e.identity != routed_identity) {
-      const std::string& nqn = records.identity(e).subsys_nqn;
+    const ntprof_record& r = batch.raw(i);
+    if (r.pad != routed_identity) {  // the record's identity (wire_batch.h)
+      const std::string& nqn = records.identity(r).subsys_nqn;
       owner = RouteLocked(nqn.empty() ? options_.home_key : nqn);
-      routed_identity = e.identity;
+      routed_identity = r.pad;
     }
     if (owner) owned[owner].push_back(batch.index(i));  // null cannot happen: all have a spool
   }

@@ -1,11 +1,13 @@
 #include "session_fan_out.h"
 
 #include <algorithm>
+#include <span>
 #include <vector>
 
 #include "loss_counters.h"
 #include "monotonic_clock.h"
 #include "recording_settings.h"
+#include "stage_model.h"
 
 namespace ntprof::agent {
 
@@ -62,11 +64,15 @@ void SessionFanOut::ShareOf(const Member& m, const BatchShare& batch, Share* sha
   share->extras.set_seq(batch.extras().seq());
   share->kept.clear();
   for (size_t i = 0; i < batch.size(); ++i) {
-    const WireBatch::Entry& e = batch.entry(i);
-    const RecordIdentity& id = batch.batch().identity(e);
-    if (e.earliest_stamp >= m.start_mono_ns && e.earliest_stamp < m.left_mono_ns &&
+    const ntprof_record& r = batch.raw(i);
+    const RecordIdentity& id = batch.batch().identity(r);
+    // __u64 is unsigned long long, uint64_t unsigned long: the same 64 bits
+    static_assert(sizeof(r.stamps[0]) == sizeof(uint64_t));
+    const uint64_t earliest = EarliestStamp(std::span<const uint64_t>(
+        reinterpret_cast<const uint64_t*>(r.stamps), static_cast<size_t>(StampCount(r.role))));
+    if (earliest >= m.start_mono_ns && earliest < m.left_mono_ns &&
         SessionNames(m.settings, id.subsys_nqn, id.device) &&
-        SessionSamples(m.settings, e.opcode, e.nsid, e.slba, e.nlb, e.cid))
+        SessionSamples(m.settings, r.opcode, r.nsid, r.slba, r.nlb, r.cid))
       share->kept.push_back(batch.index(i));
   }
   const auto& devices = m.settings.devices();
