@@ -1,5 +1,7 @@
 #include "wire_batch.h"
 
+#include <algorithm>
+
 #include "wire_format.h"
 
 namespace ntprof::agent {
@@ -15,10 +17,17 @@ static_assert(NTPROF_RECORD_LAYOUT < 128 && B::kRawLayoutFieldNumber < 16);
 
 void WireBatch::Add(const ntprof_record& rec,
                     const std::shared_ptr<const EncodedIdentity>& identity) {
-  // Records of a batch nearly always share one identity: compare with the last one only.
-  if (identities_.empty() || identities_.back() != identity) identities_.push_back(identity);
+  // Records of a batch nearly always share the last record's identity; when not, the batch's few
+  // identities are searched, so records that alternate between namespaces add none. Their count
+  // stays far below pad's 65,536: a batch holds at most a ring buffer's worth of records past
+  // kMaxBatchRecords (about 32,000).
+  if (identities_.empty() || identities_[last_identity_] != identity) {
+    auto it = std::find(identities_.begin(), identities_.end(), identity);
+    if (it == identities_.end()) it = identities_.insert(it, identity);
+    last_identity_ = static_cast<uint16_t>(it - identities_.begin());
+  }
   raw_.push_back(rec);
-  raw_.back().pad = static_cast<uint16_t>(identities_.size() - 1);
+  raw_.back().pad = last_identity_;
 }
 
 WireBatch WireBatch::FromMessage(const v1::RecordBatch& message) {

@@ -53,6 +53,7 @@ class WireBatch {
  private:
   std::vector<ntprof_record> raw_;
   std::vector<std::shared_ptr<const EncodedIdentity>> identities_;
+  uint16_t last_identity_ = 0;  // the last record's, an index into identities_
   v1::RecordBatch extras_;
 };
 
