@@ -25,8 +25,8 @@ class IntervalBatch {
  public:
   // Room for a second's records at 1 in 100 of 100,000 IOPS from the start: a batch that grew as
   // records came copied every record it held at each doubling, which counted in the agent's cost
-  // per sampled command (docs/overhead.md, "The sixth cut"). Not room for kMaxBatchRecords: every
-  // agent, idle or not, would hold 1.4 MB for it.
+  // per sampled command (docs/overhead.md, "The sixth cut"). A busier recording grows it once,
+  // early, and keeps the capacity (Clear); kMaxBatchRecords' 1.4 MB is not taken for every one.
   static constexpr size_t kReservedRecords = 1024;
   IntervalBatch() { batch_.Reserve(kReservedRecords); }
 
