@@ -1,6 +1,7 @@
 #include "raw_records.h"
 
 #include <bit>
+#include <cstddef>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -10,7 +11,36 @@ namespace ntprof {
 // The wire layout is the agent's memory layout, which is little-endian (x86-64, arm64).
 static_assert(std::endian::native == std::endian::little,
               "raw records are read in place; a big-endian reader needs byte swaps here");
-static_assert(sizeof(ntprof_record) == NTPROF_RECORD_SIZE);
+// Layout NTPROF_RECORD_LAYOUT, as BPF writes it and readers take it off the wire: a change here
+// is a new layout number (bpf/ntprof_record.h).
+static_assert(sizeof(ntprof_record) == NTPROF_RECORD_SIZE, "ntprof_record size changed");
+static_assert(offsetof(ntprof_record, stamps) == 0);
+static_assert(offsetof(ntprof_record, slba) == 128);
+static_assert(offsetof(ntprof_record, nsid) == 136);
+static_assert(offsetof(ntprof_record, nlb) == 140);
+static_assert(offsetof(ntprof_record, bytes) == 144);
+static_assert(offsetof(ntprof_record, ctrl) == 148);
+static_assert(offsetof(ntprof_record, dev) == 152);
+static_assert(offsetof(ntprof_record, flags) == 156);
+static_assert(offsetof(ntprof_record, qid) == 160);
+static_assert(offsetof(ntprof_record, cid) == 162);
+static_assert(offsetof(ntprof_record, status) == 164);
+static_assert(offsetof(ntprof_record, opcode) == 166);
+static_assert(offsetof(ntprof_record, role) == 167);
+static_assert(offsetof(ntprof_record, transport) == 168);
+static_assert(offsetof(ntprof_record, stack) == 169);
+static_assert(offsetof(ntprof_record, pad) == 170);  // the identity's index on the wire
+static_assert(offsetof(ntprof_record, subsys) == 172);
+static_assert(NTPROF_HOST_STAMPS <= NTPROF_MAX_STAMPS && NTPROF_TARGET_STAMPS <= NTPROF_MAX_STAMPS);
+
+// The record's role and stack are copied into the v1 record as they are (the transport: its
+// static_asserts are beside the transport registry's rows, transports.cpp).
+static_assert(int{NTPROF_ROLE_UNKNOWN} == ntprof::v1::ROLE_UNKNOWN);
+static_assert(int{NTPROF_ROLE_HOST} == ntprof::v1::ROLE_HOST);
+static_assert(int{NTPROF_ROLE_TARGET} == ntprof::v1::ROLE_TARGET);
+static_assert(int{NTPROF_STACK_KERNEL} == ntprof::v1::STACK_KERNEL);
+static_assert(int{NTPROF_STACK_SPDK} == ntprof::v1::STACK_SPDK);
+static_assert(int{NTPROF_STACK_USERSPACE} == ntprof::v1::STACK_USERSPACE);
 
 int StampCount(uint8_t role) {
   return role == NTPROF_ROLE_TARGET ? int{NTPROF_TARGET_STAMPS} : int{NTPROF_HOST_STAMPS};
