@@ -337,8 +337,10 @@ absl::Status SessionRegistry::StoreBatch(const ConnectedAgentEntry& agent, Sessi
     metrics_->Add(Counter::kBadAgentMessages);
     spdlog::warn("agent {}: batch {} of session '{}': its records are dropped: {}",
                  agent.hello.hostname(), batch->batch().seq(), batch->session(), raw.ToString());
+    // all three: a layout number left behind would make the session's own file unreadable
     batch->mutable_batch()->clear_raw_records();
     batch->mutable_batch()->clear_identities();
+    batch->mutable_batch()->clear_raw_layout();
   }
   auto* records = batch->mutable_batch()->mutable_records();
   const int64_t now = Now();

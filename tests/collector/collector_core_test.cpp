@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "live_join.h"
+#include "ntprof_record.h"
 #include "recording_messages.h"
 #include "recording_set.h"
 #include "recording_writer.h"
@@ -452,6 +453,32 @@ TEST_CASE("registry_refuses_impossible_records_and_unknown_sessions_and_goes_on"
   CHECK(!c.registry->Ingest(&stranger, Batch("test", {good}, 1)).ok());
   CHECK(!c.registry->Ingest(&c.host, Batch("test", {good}, 0)).ok());
   CHECK(c.metrics.Get(Counter::kBadAgentMessages) == 2);
+}
+
+// Raw records in a layout this collector does not know: the batch's records are dropped and
+// counted, the rest of the batch is kept, and the session's files still read (the refused raw
+// part is not written into them).
+TEST_CASE("registry_drops_raw_records_it_cannot_read_and_its_files_still_read") {
+  Cluster c(20);
+  c.Start();
+  auto messages = RecordingMessages(c.host_file);
+  messages[0].set_seq(1);
+  REQUIRE(c.registry->Ingest(&c.host, messages[0]).ok());
+  const v1::Record good = messages[1].batch().batch().records(0);
+  v1::AgentMessage future = Batch("test", {good}, 2);
+  v1::RecordBatch* b = future.mutable_batch()->mutable_batch();
+  b->mutable_raw_records()->assign(NTPROF_RECORD_SIZE, '\0');
+  b->add_identities()->set_subsys_nqn("nqn.x");
+  b->set_raw_layout(NTPROF_RECORD_LAYOUT + 1);
+  auto ack = c.registry->Ingest(&c.host, future);
+  REQUIRE(ack.ok());
+  CHECK(ack->seq() == 2);
+  CHECK(c.metrics.Get(Counter::kBadAgentMessages) == 1);
+  CHECK(c.AgentOf("host1").records() == 1);  // the message's own record is kept
+  REQUIRE(c.registry->StopSession("test").ok());
+  auto stored = c.registry->Stored("test");
+  REQUIRE(stored.ok());
+  CHECK(SessionReport(*stored).ok());
 }
 
 TEST_CASE("registry_refuses_a_clashing_session_name_without_touching_the_first") {
