@@ -20,12 +20,19 @@ The window is sized in reads (--ios) from the rate fio ran at during its warm-up
 
 Prints, per role: instructions per I/O without agents and with them, the ratio with agents /
 without (median of the rounds' paired ratios, bootstrap 95 % interval) and the added instructions
-per I/O. With --split, also where the added instructions go: each VM's per-block counts before
+per I/O. Under it, "at equal batching": the added instructions per I/O with the kernel's batching
+held equal (batching_adjust.py: a fit over every window of the role, with the data link's packets
+and interrupts and the timer's interrupts per I/O, counted at the same edges). At QD16 the
+batching, which follows the two VMs' relative speed under emulation, moves a window's count by
+2-3 %; the paired medians cannot resolve 0.5 % through it, the fit can (docs/overhead.md,
+"Resolving QD16"). --windows K counts K windows one after the other in each configuration's fio
+run: the agent's start-up (minutes under emulation) is paid once for K windows.
+With --split, also where the added instructions go: each VM's per-block counts before
 and after the window, mapped to the guest's /proc/kallsyms (BPF programs, BPF trampolines,
 the kernel functions that differ most, user space), with agents minus without in the same round.
 
   insn_overhead.py [--transports tcp,rdma] [--qd 1,16] [--rates 0,100,1] [--rounds 3]
-                   [--ios 5000] [--warmup-ios 500] [--split] [--json FILE]
+                   [--ios 5000] [--warmup-ios 500] [--windows 1] [--split] [--json FILE]
                    [--summarize JSON]
                    [--baseline-ntprofd PATH [--baseline-rate 100] [--baseline-label NAME]]
                    [--max-added ROLE=N ...]
@@ -47,6 +54,7 @@ import tempfile
 import time
 
 import agent_overhead as ao
+import batching_adjust as ba
 
 OFF = ao.OFF
 ROLES = ao.ROLES
@@ -113,10 +121,19 @@ class FioWindow:
         self.proc.wait(timeout=60)
 
 
-def counted_window(dev, qd, ios, warmup_ios, profiles=None):
-    """Counts a window of about `ios` reads inside one fio run on the host VM, after `warmup_ios`
-    (0: none); returns (reads completed in the window, {role: instructions its VM ran in it}).
-    profiles: {role: (before_path, after_path)} to keep each VM's per-block counts at the edges."""
+def batching(role):
+    """role's VM so far: its data link's packets and interrupts, its timer's interrupts."""
+    values = [int(v) for v in ao.guest(role, "nic-stats").split()[-len(ba.BATCHING):]]
+    return dict(zip(ba.BATCHING, values))
+
+
+def counted_windows(dev, qd, ios, warmup_ios, windows=1, profiles=None):
+    """Counts `windows` consecutive windows of about `ios` reads inside one fio run on the host
+    VM, after `warmup_ios` (0: none); yields, per window, (reads completed in it, {role:
+    instructions its VM ran in it}, {role: {batching figure: its count in it}}). profiles: {role:
+    (before_path, after_path)} to keep each VM's per-block counts at the edges (rewritten each
+    window: read them before taking the next). The batching figures are read over ssh outside the
+    instruction counts (before the first count of a window, after its last)."""
     with FioWindow(dev, qd) as fio:
         reads = fio.pause()
         started = time.time()
@@ -125,10 +142,16 @@ def counted_window(dev, qd, ios, warmup_ios, profiles=None):
         if warmup_ios:
             # an always-on agent is measured warm; every configuration gets the same reads
             done = fio.run_for(warmup_ios / rate)
-        before = counts({r: p[0] for r, p in profiles.items()} if profiles else None)
-        last = fio.run_for(ios / rate)
-        after = counts({r: p[1] for r, p in profiles.items()} if profiles else None)
-    return last - done, {r: after[r] - before[r] for r in ROLES}
+        for _ in range(windows):
+            nic_before = {r: batching(r) for r in ROLES}
+            before = counts({r: p[0] for r, p in profiles.items()} if profiles else None)
+            last = fio.run_for(ios / rate)
+            after = counts({r: p[1] for r, p in profiles.items()} if profiles else None)
+            nic_after = {r: batching(r) for r in ROLES}
+            yield (last - done, {r: after[r] - before[r] for r in ROLES},
+                   {r: {k: nic_after[r][k] - nic_before[r][k] for k in ba.BATCHING}
+                    for r in ROLES})
+            done = last
 
 
 # ---- where instructions go: per-block counts against the guest's symbols -----------------------
@@ -244,22 +267,27 @@ PROBE_S = 0.5  # fio's first run, to learn its rate (and so size the window) in 
 
 
 def measure(args, transport, dev, qd, config, symbols, workdir):
-    """One configuration's figures at one QD: a window of about --ios reads after --warmup-ios."""
+    """One configuration's figures at one QD: --windows windows of about --ios reads each, one
+    after the other in one fio run, after --warmup-ios."""
     profiles = None
     if args.split:
         profiles = {r: (os.path.join(workdir, f"{r}.before"), os.path.join(workdir, f"{r}.after"))
                     for r in ROLES}
-    ios, insns = counted_window(dev, qd, args.ios, args.warmup_ios, profiles)
-    if ios < 1:
-        raise RuntimeError(f"no read completed in the window ({transport} QD{qd}, {config})")
-    run = {"transport": transport, "qd": qd, "config": config, "rate": ao.config_rate(config),
-           "ios": ios}
-    for r in ROLES:
-        run[f"{r}_insns"] = insns[r]
-        run[f"{r}_per_io"] = run[f"{r}_insns"] / ios
-        if profiles:
-            run[f"{r}_symbols"] = by_symbol(*profiles[r], symbols[r])
-    return run
+    runs = []
+    for ios, insns, nic in counted_windows(dev, qd, args.ios, args.warmup_ios, args.windows,
+                                           profiles):
+        if ios < 1:
+            raise RuntimeError(f"no read completed in the window ({transport} QD{qd}, {config})")
+        run = {"transport": transport, "qd": qd, "config": config,
+               "rate": ao.config_rate(config), "ios": ios, "window": len(runs)}
+        for r in ROLES:
+            run[f"{r}_insns"] = insns[r]
+            run[f"{r}_per_io"] = run[f"{r}_insns"] / ios
+            run[f"{r}_batching"] = {k: v / ios for k, v in nic[r].items()}
+            if profiles:
+                run[f"{r}_symbols"] = by_symbol(*profiles[r], symbols[r])
+        runs.append(run)
+    return runs
 
 
 def configuration(args, transport, dev, config, base_symbols, hook_names, workdir):
@@ -276,7 +304,8 @@ def configuration(args, transport, dev, config, base_symbols, hook_names, workdi
         if args.split and config != OFF:
             # BPF programs and trampolines are loaded with the agent: their addresses are new
             symbols = {r: Symbols(base_symbols[r].text + kallsyms(r, only_bpf=True)) for r in ROLES}
-        return [measure(args, transport, dev, qd, config, symbols, workdir) for qd in args.qd]
+        return [run for qd in args.qd
+                for run in measure(args, transport, dev, qd, config, symbols, workdir)]
     finally:
         if config != OFF:
             ao.guest("host", "stop")
@@ -293,10 +322,11 @@ class BootSymbols(Symbols):
 
 # ---- the summary ---------------------------------------------------------------------------------
 def paired(sel, config):
-    """{round: (run without agents, run with config)} for the rounds that have both."""
+    """[(run without agents, run with config)] for the windows (the n-th of a round) that have
+    both."""
     by_round = {}
     for r in sel:
-        by_round.setdefault(r["round"], {})[r["config"]] = r
+        by_round.setdefault((r["round"], r.get("window", 0)), {})[r["config"]] = r
     return [(rr[OFF], rr[config]) for rr in by_round.values() if OFF in rr and config in rr]
 
 
@@ -357,6 +387,30 @@ def say_split(say, pairs, role, top):
             ", ".join(f"{n} {v:+.0f}" for n, v in kernel))
 
 
+def batching_windows(sel, config, role):
+    """The windows without agents and with config, as batching_adjust takes them."""
+    return [(r["config"] == config, r[f"{role}_per_io"], r[f"{role}_batching"])
+            for r in sel if r["config"] in (OFF, config) and f"{role}_batching" in r]
+
+
+def say_equal_batching(say, sel, config, role):
+    """The line under a role's figures: the added instructions per I/O at equal batching."""
+    windows = batching_windows(sel, config, role)
+    fit = ba.added_at_equal_batching(windows)
+    if fit is None:
+        if windows:
+            say(f"  {'':<7} {'  at equal batching':<24} needs at least 3 windows of each "
+                f"(--rounds, --windows)")
+        return
+    shifts = ", ".join(f"{k} {off:.3f}->{on:.3f}" for k, (off, on) in
+                       ba.batching_means(windows).items() if k in fit["used"])
+    say(f"  {'':<7} {'  at equal batching':<24} {fit['without']:>9.0f} "
+        f"{fit['without'] + fit['added']:>9.0f} {fit['ratio']:>8.4f} "
+        f"[{fit['ratio_lo']:.4f}, {fit['ratio_hi']:.4f}] {fit['added']:>+8.0f} "
+        f"[{fit['lo']:+.0f}, {fit['hi']:+.0f}]   ({fit['windows']} windows; per I/O without->with: "
+        f"{shifts})")
+
+
 def summarize(runs, args):
     lines = []
     say = lines.append
@@ -368,8 +422,11 @@ def summarize(runs, args):
             if not sel:
                 continue
             ios = statistics.median(r["ios"] for r in sel)
+            windows = len({r.get("window", 0) for r in sel})
             say(f"\n== NVMe/{transport.upper()}, 4 KiB random reads, QD{qd}: guest instructions "
-                f"per I/O ({len({r['round'] for r in sel})} rounds of {ios:.0f} reads, alternating) ==")
+                f"per I/O ({len({r['round'] for r in sel})} rounds of "
+                f"{windows} window{'s' if windows != 1 else ''} of {ios:.0f} reads, "
+                f"alternating) ==")
             say(f"  {'role':<7} {'agents':<24} {'without':>9} {'with':>9} {'ratio [95% CI]':>26} "
                 f"{'added/IO [95% CI]':>24}")
             for config in configs:
@@ -381,6 +438,7 @@ def summarize(runs, args):
                     say(f"  {role:<7} {name(config):<24} {without:>9.0f} {with_:>9.0f} "
                         f"{ratio[0]:>8.4f} [{ratio[1]:.4f}, {ratio[2]:.4f}] "
                         f"{added[0]:>+8.0f} [{added[1]:+.0f}, {added[2]:+.0f}]")
+                    say_equal_batching(say, sel, config, role)
             if any(f"{role}_symbols" in r for r in sel for role in ROLES):
                 say("  where the added instructions per I/O go (with - without, median of rounds):")
                 for config in configs:
@@ -428,6 +486,10 @@ def main():
                     help="reads in each counted window (about: sized by fio's rate)")
     ap.add_argument("--warmup-ios", type=int, default=500,
                     help="reads fio makes before the window (0: none)")
+    ap.add_argument("--windows", type=int, default=1,
+                    help="counted windows one after the other in each configuration's fio run "
+                         "(the agent starts once a round: more windows resolve more for the "
+                         "same start-ups; the fit at equal batching needs at least 3 in all)")
     ap.add_argument("--split", action="store_true",
                     help="also split the added instructions by symbol (BPF programs, trampolines, "
                          "kernel functions, user space)")
@@ -441,6 +503,8 @@ def main():
     ap.add_argument("--summarize", metavar="JSON", help="print the summary of an earlier --json")
     args = ap.parse_args()
     ao.parse_matrix(args)
+    if args.windows < 1:
+        ap.error("--windows must be at least 1")
     args.max_added = dict(args.max_added)
     args.max_hooks = dict(args.max_hooks)
     if args.max_hooks and not args.split and not args.summarize:
@@ -474,7 +538,7 @@ def run_all(args):
     base_symbols = ({r: BootSymbols(kallsyms(r)) for r in ROLES} if args.split else None)
     configs = [OFF] + ao.agent_configs(args)
     runs = []
-    total = args.rounds * len(configs) * len(args.qd) * len(args.transports)
+    total = args.rounds * len(configs) * len(args.qd) * len(args.transports) * args.windows
     started = time.time()
     with tempfile.TemporaryDirectory() as workdir:
         for rnd in range(args.rounds):

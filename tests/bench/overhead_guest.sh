@@ -30,6 +30,10 @@
 #                                                          pause (fio stopped, nothing in flight;
 #                                                          prints the reads completed so far),
 #                                                          resume, stop
+#   overhead_guest.sh nic-stats [NIC]                      one line: NIC's (default eth1, the
+#                                                          bed's VM-to-VM link) received and sent
+#                                                          packets, its interrupts, the timer's
+#                                                          interrupts: how much the kernel batched
 set -uo pipefail
 dir=/tmp/ntprof-overhead
 pidfile=$dir/ntprofd.pid
@@ -204,6 +208,20 @@ print(json.dumps({"iops": job["iops"], "ios": job["total_ios"], "block_reads": a
     kill -CONT -- -"$fio_pid" 2>/dev/null
     kill -TERM -- -"$fio_pid" 2>/dev/null
     wait "$fio_pid" 2>/dev/null
+    exit 0 ;;
+  nic-stats)
+    # Batching follows the two VMs' relative speed under emulation: more packets and interrupts
+    # per I/O, more instructions per I/O (tests/bench/batching_adjust.py fits it out)
+    nic=${2:-eth1}
+    stats=/sys/class/net/$nic/statistics
+    [ -d "$stats" ] || { echo "overhead_guest.sh: no network interface $nic" >&2; exit 1; }
+    device=$(basename "$(readlink -f "/sys/class/net/$nic/device")")  # virtio2: its vectors' names
+    read -r rx <"$stats/rx_packets"
+    read -r tx <"$stats/tx_packets"
+    awk -v rx="$rx" -v tx="$tx" -v dev="$device-" '
+      $1 == "LOC:" { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) timer += $i }
+      index($NF, dev) == 1 { for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) irqs += $i }
+      END { print rx, tx, irqs + 0, timer + 0 }' /proc/interrupts
     exit 0 ;;
   *) echo "overhead_guest.sh: unknown step $1" >&2; exit 2 ;;
 esac
