@@ -30,7 +30,7 @@ def _solve(normal, rhs):
     scale = max(abs(v) for row in normal for v in row) or 1.0
     for c in range(k):
         p = max(range(c, k), key=lambda r: abs(m[r][c]))
-        if abs(m[p][c]) < 1e-12 * scale:
+        if abs(m[p][c]) < 1e-9 * scale:
             return None
         m[c], m[p] = m[p], m[c]
         pivot = m[c][c]
@@ -53,26 +53,19 @@ def t_quantile_975(dof):
     return z + g1 / dof + g2 / dof ** 2 + g3 / dof ** 3 + g4 / dof ** 4
 
 
-def added_at_equal_batching(windows):
-    """windows: [(with_agents: bool, instructions per I/O, {batching figure: per I/O})].
-
-    Returns {"added", "lo", "hi", "without", "ratio", "ratio_lo", "ratio_hi", "windows",
-    "residual_sd", "used"} or None when the windows cannot carry the fit (fewer than the
-    coefficients plus three, or no window on one side). Batching figures that do not vary over
-    the windows are left out of the fit (they would make it singular)."""
-    if not windows or all(w[0] for w in windows) or not any(w[0] for w in windows):
-        return None
-    used = [b for b in BATCHING
-            if len({round(w[2].get(b, 0.0), 9) for w in windows}) > 1]
-    rows = [[1.0, 1.0 if w[0] else 0.0] + [w[2].get(b, 0.0) for b in used] for w in windows]
+def _fit(windows, used):
+    """Least squares of instructions per I/O on the agents' indicator and the figures `used`
+    (each centred and scaled, so that one tolerance tells a figure that adds nothing from one
+    that matters). (coefficients, inverse diagonal, residuals) or None when singular."""
+    columns = []
+    for b in used:
+        values = [w[2][b] for w in windows]
+        mean = statistics.mean(values)
+        spread = statistics.pstdev(values) or 1.0
+        columns.append([(v - mean) / spread for v in values])
+    rows = [[1.0, 1.0 if w[0] else 0.0] + [c[i] for c in columns] for i, w in enumerate(windows)]
     ys = [w[1] for w in windows]
     k = len(rows[0])
-    while k + 3 > len(rows) and used:  # too few windows for every figure: keep the first ones
-        used.pop()
-        rows = [r[:-1] for r in rows]
-        k -= 1
-    if k + 3 > len(rows):
-        return None
     normal = [[sum(r[a] * r[b] for r in rows) for b in range(k)] for a in range(k)]
     rhs = [sum(r[a] * y for r, y in zip(rows, ys)) for a in range(k)]
     solved = _solve(normal, rhs)
@@ -80,14 +73,41 @@ def added_at_equal_batching(windows):
         return None
     coef, inverse_diagonal = solved
     residuals = [y - sum(c * v for c, v in zip(coef, r)) for r, y in zip(rows, ys)]
-    dof = len(rows) - k
+    return coef, inverse_diagonal, residuals
+
+
+def added_at_equal_batching(windows):
+    """windows: [(with_agents: bool, instructions per I/O, {batching figure: per I/O})].
+
+    Returns {"added", "lo", "hi", "without", "ratio", "ratio_lo", "ratio_hi", "windows",
+    "residual_sd", "used"} or None when the windows cannot carry the fit (no window on one side,
+    or fewer than four windows). The figures enter in BATCHING's order while the windows leave
+    three degrees of freedom for the residuals; one that does not vary, or that another already
+    explains (NVMe/RDMA's packets per I/O are fixed), is left out."""
+    if not windows or all(w[0] for w in windows) or not any(w[0] for w in windows):
+        return None
+    used = []
+    fit = _fit(windows, used)
+    for b in BATCHING:
+        if len(used) + 2 + 1 + 3 > len(windows):
+            break
+        if len({round(w[2].get(b, 0.0), 9) for w in windows}) < 2:
+            continue
+        tried = _fit(windows, used + [b]) if all(b in w[2] for w in windows) else None
+        if tried is not None:
+            used.append(b)
+            fit = tried
+    if fit is None or len(windows) < len(used) + 2 + 3:
+        return None
+    coef, inverse_diagonal, residuals = fit
+    dof = len(windows) - len(used) - 2
     residual_sd = math.sqrt(sum(e * e for e in residuals) / dof)
     half = t_quantile_975(dof) * residual_sd * math.sqrt(max(inverse_diagonal[1], 0.0))
-    without = statistics.mean(y for w, y in zip(windows, ys) if not w[0])
+    without = statistics.mean(w[1] for w in windows if not w[0])
     added = coef[1]
     return {"added": added, "lo": added - half, "hi": added + half, "without": without,
             "ratio": 1 + added / without, "ratio_lo": 1 + (added - half) / without,
-            "ratio_hi": 1 + (added + half) / without, "windows": len(rows),
+            "ratio_hi": 1 + (added + half) / without, "windows": len(windows),
             "residual_sd": residual_sd, "used": used}
 
 

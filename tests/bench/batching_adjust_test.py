@@ -83,6 +83,22 @@ class AddedAtEqualBatching(unittest.TestCase):
         self.assertLess(len(fit["used"]), 3)
         self.assertEqual(fit["windows"], 6)
 
+    def test_a_figure_another_explains_is_left_out(self):
+        # sent packets exactly twice the received ones (as NVMe/RDMA's fixed exchanges give): the
+        # second adds nothing the first does not, and would make the fit singular
+        rng = random.Random(3)
+        w = []
+        for i in range(24):
+            rx, irqs = rng.uniform(3.0, 3.2), rng.uniform(1.2, 1.35)
+            y = BASE + 450.0 * (i % 2) + PER_RX_PACKET * rx + PER_NIC_IRQ * irqs + rng.gauss(0, 60)
+            w.append((i % 2 == 1, y, {"rx_packets": rx, "tx_packets": 2 * rx, "nic_irqs": irqs}))
+        fit = ba.added_at_equal_batching(w)
+        self.assertIsNotNone(fit)
+        self.assertEqual(fit["used"], ["rx_packets", "nic_irqs"])
+        self.assertLess(fit["lo"], 450.0)
+        self.assertGreater(fit["hi"], 450.0)
+        self.assertLess(fit["hi"] - fit["lo"], 0.005 * BASE)
+
     def test_t_quantiles_match_the_tables(self):
         for dof, table in ((3, 3.1824), (5, 2.5706), (10, 2.2281), (30, 2.0423)):
             self.assertAlmostEqual(ba.t_quantile_975(dof), table, delta=0.002 * table)

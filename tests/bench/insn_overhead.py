@@ -25,8 +25,8 @@ held equal (batching_adjust.py: a fit over every window of the role, with the da
 and interrupts and the timer's interrupts per I/O, counted at the same edges). At QD16 the
 batching, which follows the two VMs' relative speed under emulation, moves a window's count by
 2-3 %; the paired medians cannot resolve 0.5 % through it, the fit can (docs/overhead.md,
-"Resolving QD16"). --windows K counts K windows one after the other in each configuration's fio
-run: the agent's start-up (minutes under emulation) is paid once for K windows.
+"Resolving the whole count"). --windows K counts K windows one after the other in each
+configuration's fio run: the agent's start-up (a minute or more under emulation) serves K windows.
 With --split, also where the added instructions go: each VM's per-block counts before
 and after the window, mapped to the guest's /proc/kallsyms (BPF programs, BPF trampolines,
 the kernel functions that differ most, user space), with agents minus without in the same round.
@@ -39,8 +39,8 @@ the kernel functions that differ most, user space), with agents minus without in
 
 --max-added host=N target=N: exit 1 when, at any rate, a role's added instructions per I/O (the
 median) exceed N; --max-hooks host=N target=N (with --split): the same for the instructions in
-BPF programs, trampolines and BPF's run-time only, the steady part (the regression check,
-tests/bench/insn_overhead_check.sh).
+BPF programs, trampolines, BPF's run-time and the tracepoints' call sites only, the steady part
+(the regression check, tests/bench/insn_overhead_check.sh).
 """
 import argparse
 import bisect
@@ -233,12 +233,23 @@ BPF_RUN_BRACKET = ("migrate_enable", "migrate_disable", "__rcu_read_lock", "__rc
                    # and its address check, bpf_ktime_get_ns's clock
                    "copy_from_kernel_nofault", "copy_from_kernel_nofault_allowed",
                    "ktime_get_mono_fast_ns")
+TRACEPOINT_SITES = "tracepoint call sites"
+# The functions that fire the tracepoints the agents attach to (block_rq_issue, block_rq_complete,
+# block_bio_queue, nvme_setup_cmd, nvmet_req_init, nvmet_req_complete, net_dev_queue). An attached
+# tracepoint's dispatch runs inline there: its static key's branch is taken, preemption goes off
+# and on, the arguments are set up for the static call (about 13-15 instructions a run; without a
+# program the site is a jump over it). What these functions add with agents is that dispatch (plus,
+# for those that run a varying number of times per I/O, the batching's noise).
+TRACEPOINT_CALLERS = frozenset(("blk_mq_start_request", "blk_update_request",
+                                "submit_bio_noacct_nocheck", "nvme_setup_cmd", "nvmet_req_init",
+                                "__nvmet_req_complete", "__dev_queue_xmit"))
 
 
 def kind(symbol):
     """What a symbol is, for the split: a BPF program, a trampoline, BPF's run-time in the kernel
-    (program entry/exit, helpers, maps, ring buffer), the agent's own bpf() system calls, other
-    kernel code, or user space."""
+    (program entry/exit, helpers, maps, ring buffer), a function that fires an attached tracepoint
+    (its inline dispatch), the agent's own bpf() system calls, other kernel code, or user
+    space."""
     if symbol == "user space":
         return "user space (agent, fio)"
     if BPF_PROGRAM.match(symbol):
@@ -249,6 +260,8 @@ def kind(symbol):
         return AGENT_KERNEL
     if symbol in BPF_RUN_BRACKET:
         return "BPF run-time in the kernel"
+    if symbol in TRACEPOINT_CALLERS:
+        return TRACEPOINT_SITES
     if symbol.startswith(("__bpf", "bpf_", "htab_", "__htab", "array_map", "ringbuf", "__ringbuf",
                           "__sys_bpf", "percpu_array", "pcpu_freelist", "kprobe", "trace_call_bpf",
                           "perf_trace", "bpf_trace")):
@@ -351,7 +364,7 @@ def split_rows(pairs, role):
     return rows
 
 
-HOOK_KINDS = ("BPF programs", "BPF trampolines", "BPF run-time in the kernel")
+HOOK_KINDS = ("BPF programs", "BPF trampolines", "BPF run-time in the kernel", TRACEPOINT_SITES)
 
 
 def by_kind(rows):
@@ -399,8 +412,8 @@ def say_equal_batching(say, sel, config, role):
     fit = ba.added_at_equal_batching(windows)
     if fit is None:
         if windows:
-            say(f"  {'':<7} {'  at equal batching':<24} needs at least 3 windows of each "
-                f"(--rounds, --windows)")
+            say(f"  {'':<7} {'  at equal batching':<24} needs at least 5 windows with and without "
+                f"agents in all (--rounds, --windows)")
         return
     shifts = ", ".join(f"{k} {off:.3f}->{on:.3f}" for k, (off, on) in
                        ba.batching_means(windows).items() if k in fit["used"])
@@ -489,7 +502,9 @@ def main():
     ap.add_argument("--windows", type=int, default=1,
                     help="counted windows one after the other in each configuration's fio run "
                          "(the agent starts once a round: more windows resolve more for the "
-                         "same start-ups; the fit at equal batching needs at least 3 in all)")
+                         "same start-ups; the fit at equal batching needs at least 5 windows in "
+                         "all; NVMe/TCP QD16 resolves to +-0.5 %% with --rounds 3 --windows 3 "
+                         "--ios 10000)")
     ap.add_argument("--split", action="store_true",
                     help="also split the added instructions by symbol (BPF programs, trampolines, "
                          "kernel functions, user space)")
@@ -498,7 +513,8 @@ def main():
                     help="fail (exit 1) when a role's added instructions per I/O exceed N")
     ap.add_argument("--max-hooks", type=bound_arg, nargs="*", default=[], metavar="ROLE=N",
                     help="fail (exit 1) when a role's added instructions per I/O in BPF programs, "
-                         "trampolines and BPF's run-time exceed N (needs --split)")
+                         "trampolines, BPF's run-time and the attached tracepoints' call sites "
+                         "exceed N (needs --split)")
     ap.add_argument("--json", help="also write every run's measurements here")
     ap.add_argument("--summarize", metavar="JSON", help="print the summary of an earlier --json")
     args = ap.parse_args()
