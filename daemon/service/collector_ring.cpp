@@ -1,5 +1,9 @@
 #include "collector_ring.h"
 
+#include <algorithm>
+
+#include "interval_batch.h"
+
 #include "absl/strings/str_cat.h"
 #include "spdlog/spdlog.h"
 #include "wire_format.h"
@@ -235,15 +239,32 @@ absl::Status CollectorRing::AppendBatch(const std::string& session, const BatchS
     if (owner) owned[owner].push_back(batch.index(i));  // null cannot happen: all have a spool
   }
   const v1::RecordBatch no_extras;  // counters and losses go to the home collector only
+  const size_t per_message = RecordsPerSpoolMessage(options_.spool.max_bytes);
   absl::Status result;
   for (auto& [member, kept] : owned) {
-    const BatchShare share(records, member == home ? batch.extras() : no_extras, &kept);
-    auto seq = member->spool->AppendEncoded(
-        [&](uint64_t seq, std::string* out) { EncodeBatchMessage(seq, session, share, out); },
-        static_cast<uint32_t>(kept.size()));
-    if (!seq.ok()) result.Update(SpoolError(member->address, seq.status()));
+    // A spool drops its oldest messages whole to stay under its size, so a message bigger than
+    // the spool could never be kept: a busy interval (a batch can hold a ring buffer's worth of
+    // records past kMaxBatchRecords) goes as several messages, the counters with the last one.
+    size_t begin = 0;
+    do {
+      const size_t end = std::min(kept.size(), begin + per_message);
+      const bool last = end == kept.size();
+      const std::vector<uint32_t> part(kept.begin() + begin, kept.begin() + end);
+      const BatchShare share(records, member == home && last ? batch.extras() : no_extras, &part);
+      auto seq = member->spool->AppendEncoded(
+          [&](uint64_t seq, std::string* out) { EncodeBatchMessage(seq, session, share, out); },
+          static_cast<uint32_t>(part.size()));
+      if (!seq.ok()) result.Update(SpoolError(member->address, seq.status()));
+      begin = end;
+    } while (begin < kept.size());
   }
   return result;
+}
+
+size_t RecordsPerSpoolMessage(uint64_t spool_max_bytes) {
+  // an eighth of the spool a message, so that a full spool still keeps the newest several
+  const uint64_t records = spool_max_bytes / 8 / sizeof(ntprof_record);
+  return static_cast<size_t>(std::clamp<uint64_t>(records, 64, kMaxBatchRecords));
 }
 
 absl::Status CollectorRing::AppendClosed(const std::string& session,

@@ -51,6 +51,10 @@ struct CollectorRingOptions {
   std::string home_key;  // this agent's name: the key of records without an NQN, and of counters
 };
 
+// The most records one spooled batch message carries for a spool of this size (an eighth of it,
+// within [64, kMaxBatchRecords]): AppendBatch cuts a larger share into several messages.
+size_t RecordsPerSpoolMessage(uint64_t spool_max_bytes);
+
 class CollectorRing {
  public:
   using ChannelFn =

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "hash_ring.h"
+#include "interval_batch.h"
 #include "temp_dir.h"
 
 namespace fs = std::filesystem;
@@ -216,4 +217,46 @@ TEST_CASE("a_collector_back_in_the_ring_before_it_retired_gets_the_recordings_op
   for (const auto& r : back[2].batch().batch().records()) CHECK(ring.Owner(r.subsys_nqn()) == "c3:7420");
   CHECK(back[3].closed().session() == "during");
   CHECK(back[4].closed().session() == "before");
+}
+
+TEST_CASE("a_batch_larger_than_a_spool_message_goes_as_several_with_the_counters_last",
+          "[ring]") {
+  TempDir tmp;
+  const uint64_t spool_bytes = 1 << 20;  // 1 MiB: 744 records a message
+  const size_t per_message = ntprof::agent::RecordsPerSpoolMessage(spool_bytes);
+  REQUIRE(per_message == spool_bytes / 8 / sizeof(ntprof_record));
+  v1::RecordBatch batch;
+  const int n = static_cast<int>(2 * per_message + 10);
+  for (int i = 0; i < n; ++i) {
+    v1::Record* r = batch.add_records();
+    r->set_cid(static_cast<uint32_t>(i));
+  }
+  batch.add_counters()->set_reads(5);
+  batch.mutable_losses()->set_ring_buffer_full(3);
+  {
+    auto ring = std::make_unique<CollectorRing>(
+        CollectorRingOptions{.spool = {.dir = tmp.path(), .max_bytes = spool_bytes, .fsync = false},
+                             .home_key = "host1"},
+        [](const std::string& address) -> absl::StatusOr<std::shared_ptr<grpc::Channel>> {
+          return grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+        },
+        [](const Spool&) { return v1::AgentHello(); }, [](const v1::CollectorMessage&) {});
+    REQUIRE(ring->SetMembers({}).ok());
+    REQUIRE(AppendMessage(*ring, "s", batch).ok());
+  }
+  const auto messages = Spooled(tmp.path());
+  REQUIRE(messages.size() == 3);
+  uint32_t next_cid = 0;
+  for (size_t m = 0; m < messages.size(); ++m) {
+    INFO(m);
+    REQUIRE(messages[m].has_batch());
+    const v1::RecordBatch& got = messages[m].batch().batch();
+    CHECK(static_cast<size_t>(got.records_size()) == (m < 2 ? per_message : 10u));
+    for (const auto& r : got.records()) CHECK(r.cid() == next_cid++);  // in order, none twice
+    CHECK(got.counters_size() == (m == 2 ? 1 : 0));
+    CHECK(got.losses().ring_buffer_full() == (m == 2 ? 3u : 0u));
+  }
+  CHECK(next_cid == static_cast<uint32_t>(n));
+  CHECK(ntprof::agent::RecordsPerSpoolMessage(256ull << 20) == ntprof::agent::kMaxBatchRecords);
+  CHECK(ntprof::agent::RecordsPerSpoolMessage(4096) == 64);
 }
