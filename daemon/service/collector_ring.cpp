@@ -249,11 +249,14 @@ absl::Status CollectorRing::AppendBatch(const std::string& session, const BatchS
     do {
       const size_t end = std::min(kept.size(), begin + per_message);
       const bool last = end == kept.size();
-      const std::vector<uint32_t> part(kept.begin() + begin, kept.begin() + end);
-      const BatchShare share(records, member == home && last ? batch.extras() : no_extras, &part);
+      std::vector<uint32_t> part;  // only when the share is cut: most go whole, uncopied
+      if (begin > 0 || !last) part.assign(kept.begin() + begin, kept.begin() + end);
+      const std::vector<uint32_t>& indexes = part.empty() ? kept : part;
+      const BatchShare share(records, member == home && last ? batch.extras() : no_extras,
+                             &indexes);
       auto seq = member->spool->AppendEncoded(
           [&](uint64_t seq, std::string* out) { EncodeBatchMessage(seq, session, share, out); },
-          static_cast<uint32_t>(part.size()));
+          static_cast<uint32_t>(indexes.size()));
       if (!seq.ok()) result.Update(SpoolError(member->address, seq.status()));
       begin = end;
     } while (begin < kept.size());
