@@ -10,9 +10,12 @@
  *       each receive's time for it cost every command a program or two kernel calls; what lay
  *       between was nvmet's header handling, under a microsecond (docs/hooks.md)
  *   T1  nvmet_req_init (tracepoint / function)
- *   T2  handed to the backend: the first bio of a block device namespace's command queued
- *       (tracepoint block:block_bio_queue, bi_private = req), nvmet_file_execute_rw entry for a
- *       file namespace; for an NVMe/TCP write whose data came after an R2T also T_DATA_RECEIVED:
+ *   T2  handed to the backend: on a blk-mq disk with iostats on, the allocation of the request
+ *       for the command's first bio (rq->start_time_ns, read at block_rq_issue); on any other
+ *       disk the first bio queued (tracepoint block:block_bio_queue, bi_private = req, attached
+ *       by the agent only while such a namespace is enabled: daemon/nvmet_backends.h);
+ *       nvmet_file_execute_rw entry for a file namespace; for an NVMe/TCP write whose data came
+ *       after an R2T also T_DATA_RECEIVED:
  *       the read of its last byte calls the backend submit (nvmet_tcp_try_recv_data), so watching
  *       every socket read for it cost the target its most frequent program (four runs per
  *       command) for no moment of its own
@@ -186,6 +189,16 @@ int BPF_KPROBE(nvmet_req_init_kprobe, struct nvmet_req___ntprof *req, void *cq,
 }
 
 /* ---- T2: handed to the backend ---- */
+static __always_inline void backend_submitted_at(struct ntprof_record *v, __u64 when)
+{
+	v->stamps[NTPROF_T2_BACKEND_SUBMIT] = when;
+	/* An NVMe/TCP write's data came after an R2T: the call that read its last byte submits it
+	 * here, with no queue between (nvmet_tcp_try_recv_data -> nvmet_tcp_execute_request), so all
+	 * of it is in at T2 (NVMe/RDMA stamps its READ's completion itself) */
+	if (v->flags & NTPROF_F_R2T)
+		v->stamps[NTPROF_T_DATA_RECEIVED] = when;
+}
+
 static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req, bool typed)
 {
 	struct ntprof_record *v = target_lookup_req(req);
@@ -193,24 +206,20 @@ static __always_inline int on_backend_submit(struct nvmet_req___ntprof *req, boo
 
 	if (!v || v->stamps[NTPROF_T2_BACKEND_SUBMIT])
 		return 0;
-	v->stamps[NTPROF_T2_BACKEND_SUBMIT] = bpf_ktime_get_ns();
-	/* An NVMe/TCP write's data came after an R2T: the call that read its last byte submits it
-	 * here, with no queue between (nvmet_tcp_try_recv_data -> nvmet_tcp_execute_request), so all
-	 * of it is in at T2 (NVMe/RDMA stamps its READ's completion itself) */
-	if (v->flags & NTPROF_F_R2T)
-		v->stamps[NTPROF_T_DATA_RECEIVED] = v->stamps[NTPROF_T2_BACKEND_SUBMIT];
+	backend_submitted_at(v, bpf_ktime_get_ns());
 	bdev = NTPROF_READ(typed, req, ns, bdev);
 	if (bdev)
 		v->dev = NTPROF_READ(typed, bdev, bd_dev);
 	return 0;
 }
 
-/* A block device namespace's command: the bio nvmet_bdev_execute_rw built first carries the request
- * (bi_private) and is the first one submitted (later ones are chained to it), so T2 is the
- * tracepoint in submit_bio's path that fires once per bio. A tracepoint run costs the target about
- * 90 guest instructions per I/O less than the trampoline at the function's entry, and nothing
- * happens in between but the bio's set-up (docs/overhead.md, "The third cut"). The request is read
- * untyped: bi_private is a void * the verifier does not type. */
+/* A block device namespace's command on a disk without a stamped request (bio-based, iostats
+ * off): the bio nvmet_bdev_execute_rw built first carries the request (bi_private) and is the
+ * first one submitted (later ones are chained to it), so T2 is the tracepoint in submit_bio's path
+ * that fires once per bio. A tracepoint run costs the target about 90 guest instructions per I/O
+ * less than the trampoline at the function's entry, and nothing happens in between but the bio's
+ * set-up (docs/overhead.md, "The third cut"). The request is read untyped: bi_private is a void *
+ * the verifier does not type. */
 NTPROF_STAMPING_TRACEPOINT_HOOK(block_bio_queue, (struct bio *bio), bio,
 		       on_backend_submit(BPF_CORE_READ(bio, bi_private), false))
 
@@ -229,14 +238,36 @@ static __always_inline struct ntprof_record *target_lookup_rq(struct request *rq
 	return bio ? target_lookup_req(NTPROF_READ(typed, bio, bi_private)) : NULL;
 }
 
+/* T2 from the request, when block_bio_queue did not stamp it: a blk-mq disk with iostats on stamps
+ * the request it allocates for the command's first bio (rq->start_time_ns: ktime_get_ns(), the
+ * clock of bpf_ktime_get_ns; 6.9+ may take it from the submitting task's plug, set within this
+ * submission). That is microseconds after the bio is queued, with only the bio's own block-layer
+ * set-up in between (docs/overhead.md, "The seventh cut"). A stamp outside [T1, now] is another
+ * command's request (our bio merged into it) or a disk that stamps nothing: T2 stays missing, the
+ * agent counts it and looks at its namespaces again (daemon/nvmet_backends.h). */
+static __always_inline void backend_submit_from_request(struct ntprof_record *v, struct request *rq,
+							bool typed, __u64 now)
+{
+	__u64 allocated;
+
+	if (v->stamps[NTPROF_T2_BACKEND_SUBMIT])
+		return;
+	allocated = NTPROF_READ(typed, rq, start_time_ns);
+	if (allocated >= v->stamps[NTPROF_T1_REQ_INIT] && allocated <= now)
+		backend_submitted_at(v, allocated);
+}
+
 static __always_inline int on_block_rq_issue(struct request *rq, bool typed)
 {
 	struct ntprof_record *v = target_lookup_rq(rq, typed);
+	__u64 now;
 
-	if (v && !v->stamps[NTPROF_T_DRIVE_ISSUE]) {
-		v->stamps[NTPROF_T_DRIVE_ISSUE] = bpf_ktime_get_ns();
-		v->dev = ntprof_rq_dev(rq, typed);
-	}
+	if (!v || v->stamps[NTPROF_T_DRIVE_ISSUE])
+		return 0;
+	now = bpf_ktime_get_ns();
+	v->stamps[NTPROF_T_DRIVE_ISSUE] = now;
+	v->dev = ntprof_rq_dev(rq, typed);
+	backend_submit_from_request(v, rq, typed, now);
 	return 0;
 }
 

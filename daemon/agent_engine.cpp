@@ -197,8 +197,16 @@ absl::Status AgentEngine::TryLoadAndAttach(LogCallback& log, bool* retry) {
       *retry = true;
       return absl::UnavailableError("program " + name + " " + reason);
     }
-    links_.push_back(link);
+    if (const HookDecision* d = OnDemandDecision(name)) {
+      on_demand_links_[d->hook.name].push_back(link);
+    } else {
+      links_.push_back(link);
+    }
   }
+  // On-demand hooks are proven attachable above; they wait detached for the recorder to ask.
+  std::vector<std::string> on_demand;
+  for (const auto& [hook, links] : on_demand_links_) on_demand.push_back(hook);
+  for (const std::string& hook : on_demand) (void)SetOnDemandHook(hook, false);
 
   ring_ = ring_buffer__new(bpf_map__fd(Map("events")), &AgentEngine::OnRingRecord, this, nullptr);
   if (!ring_) return absl::InternalError(std::string("cannot open the ring buffer: ") + std::strerror(errno));
@@ -238,9 +246,51 @@ int64_t AgentEngine::StopSampling(int max_wait_ms) {
 
 AgentEngine::~AgentEngine() { Detach(); }
 
+const HookDecision* AgentEngine::OnDemandDecision(const std::string& program) const {
+  for (const HookDecision& d : plan_.hooks()) {
+    const VariantVerdict* v = d.chosen_variant();
+    if (d.hook.on_demand && v &&
+        std::find(v->programs.begin(), v->programs.end(), program) != v->programs.end())
+      return &d;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<bool> AgentEngine::SetOnDemandHook(const std::string& hook, bool attached) {
+  const VariantVerdict* chosen = nullptr;
+  for (const HookDecision& d : plan_.hooks()) {
+    if (d.hook.name == hook && d.hook.on_demand) chosen = d.chosen_variant();
+  }
+  if (!chosen || !object_) return absl::NotFoundError("no on-demand hook " + hook + " is loaded");
+  auto it = on_demand_links_.find(hook);
+  if ((it != on_demand_links_.end()) == attached) return false;
+  if (!attached) {
+    for (struct bpf_link* l : it->second) bpf_link__destroy(l);
+    on_demand_links_.erase(it);
+    return true;
+  }
+  std::vector<struct bpf_link*> links;
+  for (const std::string& name : chosen->programs) {
+    struct bpf_program* p = bpf_object__find_program_by_name(object_->object(), name.c_str());
+    struct bpf_link* link = p ? bpf_program__attach(p) : nullptr;
+    if (!link) {
+      const int err = errno;
+      for (struct bpf_link* l : links) bpf_link__destroy(l);
+      return absl::UnavailableError("cannot attach " + name + " again: " + std::strerror(err));
+    }
+    links.push_back(link);
+  }
+  on_demand_links_[hook] = std::move(links);
+  return true;
+}
+
 void AgentEngine::DetachHooks() {
   for (struct bpf_link* l : links_) bpf_link__destroy(l);
   links_.clear();
+  for (auto& [hook, links] : on_demand_links_) {
+    for (struct bpf_link* l : links) bpf_link__destroy(l);
+  }
+  on_demand_links_.clear();
 }
 
 void AgentEngine::Detach() {

@@ -73,6 +73,11 @@ class AgentEngine {
   // above it after a sweep), or nullopt when it cannot be read.
   std::optional<int64_t> SampledInFlight() const;
 
+  // Attaches or detaches an on-demand hook's chosen program (HookSpec::on_demand); false when it
+  // already was as asked. The program was loaded and attached once at start, so attaching it
+  // again only fails on a kernel change (a module removed): that is the error returned.
+  absl::StatusOr<bool> SetOnDemandHook(const std::string& hook, bool attached);
+  bool OnDemandHookAttached(const std::string& hook) const { return on_demand_links_.count(hook); }
   // Stops the kernel side producing records (the ring buffer stays readable): the end of a
   // recording, so what is still in flight afterwards can be counted without racing a completion.
   void DetachHooks();
@@ -98,6 +103,8 @@ class AgentEngine {
   // One open -> load -> attach attempt following plan_. On a refused program, marks it in plan_.
   absl::Status TryLoadAndAttach(LogCallback& log, bool* retry);
   void Detach();
+  // The on-demand hook whose chosen variant has `program`, or nullptr.
+  const HookDecision* OnDemandDecision(const std::string& program) const;
   struct bpf_map* Map(const char* name) const;
   // Maps the object's slot table `name` into `table` once (after the object's final load); false
   // when the object has no such table.
@@ -110,6 +117,8 @@ class AgentEngine {
   uint64_t page_offset_base_addr_ = 0;  // objects' page -> address (ntprof_bpf_common.h)
   std::unique_ptr<BpfObjectHandle> object_;
   std::vector<struct bpf_link*> links_;
+  // On-demand hooks' links by hook name, while attached.
+  std::map<std::string, std::vector<struct bpf_link*>> on_demand_links_;
   // The in-flight slot tables, mapped at the first sweep (after the object's final load).
   std::optional<SlotTable<ntprof_record_slot>> inflight_slots_;
   std::optional<SlotTable<ntprof_index_slot>> cid_slots_;

@@ -26,6 +26,9 @@ struct HookSpec {
   std::string stamps;        // what it provides, for `probe`
   bool required = false;     // without it the role cannot record
   bool on_return = false;    // needs the return value (fexit / kretprobe)
+  // Loaded and proven attachable at start like the others, then attached only while the recorder
+  // asks for it (block_bio_queue: only while a namespace's disk gives T2 no other way)
+  bool on_demand = false;
   std::string fix_hint;      // what to do when its module is not loaded
   std::string absent_hint;   // why the function may not exist on a kernel (renamed, removed)
   std::vector<AttachType> variants;  // candidates, preferred first

@@ -173,6 +173,7 @@ std::string HookPlan::ToText() const {
   for (const HookDecision& d : hooks_) {
     const VariantVerdict* c = d.chosen_variant();
     std::string need = d.hook.required ? "required" : "optional";
+    if (d.hook.on_demand) need += ", attached on demand";
     out << "  " << d.hook.name << "  [" << need << "]  "
         << d.hook.event() << "\n";
     out << "      provides: " << d.hook.stamps << "\n";
@@ -207,6 +208,7 @@ std::string HookPlan::ToJson() const {
                      {"event", d.hook.event()},
                      {"provides", d.hook.stamps},
                      {"required", d.hook.required},
+                     {"on_demand", d.hook.on_demand},
                      {"chosen", c ? nlohmann::json(AttachTypeName(c->type, d.hook.on_return))
                                   : nlohmann::json(nullptr)},
                      {"variants", variants}});

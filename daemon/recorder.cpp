@@ -3,7 +3,9 @@
 #include <algorithm>
 
 #include "host_identity.h"
+#include "absl/strings/str_join.h"
 #include "monotonic_clock.h"
+#include "nvmet_backends.h"
 #include "transports.h"
 
 namespace ntprof::agent {
@@ -12,6 +14,11 @@ namespace {
 // How long a stop waits for the sampled commands in flight (QD1 under emulation: tens of ms; a
 // command that never completes, a lost controller, holds it this long).
 constexpr int kStopWaitMs = 1000;
+
+// The target's T2 hook that only some disks need (hook_catalog.cpp, nvmet_backends.h).
+constexpr const char* kBioQueueHook = "block_bio_queue";
+
+bool ReadOrWrite(const ntprof_record& rec) { return rec.opcode == 0x01 || rec.opcode == 0x02; }
 
 }  // namespace
 
@@ -29,9 +36,10 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
       !problem.empty())
     return absl::InvalidArgumentError(problem);
   const TransportRow& row = *FindTransport(s.transport);
-  auto engine = AgentEngine::Start(s, facts, std::move(log));
+  auto engine = AgentEngine::Start(s, facts, log);
   if (!engine.ok()) return engine.status();
   std::unique_ptr<Recorder> r(new Recorder(options, std::move(*engine)));
+  r->log_ = std::move(log);
 
   // listening before the first read, so no change between the two goes unseen
   if (auto events = DeviceEvents::Open(); events.ok()) r->device_events_.emplace(std::move(*events));
@@ -44,6 +52,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
                                                       " on this host (see `nvme list`)");
   }
   r->identity_.Refresh();
+  if (absl::Status st = r->UpdateBackendHooks(); !st.ok()) return st;
 
   v1::FileHeader& h = r->header_;
   h.set_hostname(r->agent_);
@@ -68,6 +77,26 @@ absl::StatusOr<bool> Recorder::UpdateWatchedDevices() {
   if (absl::Status st = engine_->SetWatchedDevices(w.devices); !st.ok()) return st;
   counters_.Watch(w.devices);
   return w.present;
+}
+
+absl::Status Recorder::UpdateBackendHooks() {
+  backends_stale_ = false;
+  if (options_.session.role != Role::kTarget) return absl::OkStatus();
+  const bool loaded = std::any_of(plan().hooks().begin(), plan().hooks().end(), [](const auto& d) {
+    return d.hook.name == kBioQueueHook && d.chosen_variant();
+  });
+  if (!loaded) return absl::OkStatus();  // the plan says why (probe); T2 from requests only
+  const NvmetBackends backends = ReadNvmetBackends();
+  const std::vector<std::string> reasons = backends.BioQueueReasons();
+  absl::StatusOr<bool> changed = engine_->SetOnDemandHook(kBioQueueHook, !reasons.empty());
+  if (!changed.ok()) return changed.status();
+  if (*changed && log_) {
+    log_(reasons.empty()
+             ? std::string(kBioQueueHook) + " detached: every enabled namespace's disk stamps "
+                                            "its requests (T2 read at block_rq_issue)"
+             : std::string(kBioQueueHook) + " attached for T2: " + absl::StrJoin(reasons, "; "));
+  }
+  return absl::OkStatus();
 }
 
 void Recorder::AddIntervalCounters(v1::RecordBatch& batch, uint64_t start_ns, uint64_t now_ns) {
@@ -114,6 +143,9 @@ void Recorder::FillLosses(v1::LossCounters* l) const {
 RecordCallback Recorder::AddTo(WireBatch& batch) {
   return [this, &batch](const ntprof_record& rec) {
     if (MissesCoreStamp(rec)) ++missing_stamp_;
+    if (rec.role == NTPROF_ROLE_TARGET && !rec.stamps[NTPROF_T2_BACKEND_SUBMIT] &&
+        ReadOrWrite(rec) && !engine_->OnDemandHookAttached(kBioQueueHook))
+      backends_stale_ = true;
     batch.Add(rec, identity_.Resolve(rec));
     ++records_;
   };
@@ -125,10 +157,14 @@ absl::StatusOr<int> Recorder::Poll(int max_wait_ms, WireBatch& batch) {
 
 absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns) {
   absl::StatusOr<bool> present = true;
+  absl::Status backends = absl::OkStatus();
   if (!device_events_ || device_events_->Drain() || now_ns >= next_rescan_ns_) {
     identity_.Refresh();
     present = UpdateWatchedDevices();
+    backends = UpdateBackendHooks();
     next_rescan_ns_ = now_ns + kRescanEveryNs;
+  } else if (backends_stale_) {
+    backends = UpdateBackendHooks();
   }
   if (now_ns >= next_nested_read_ns_) {
     nested_probe_miss_ = engine_->ReadNestedProbeMisses();
@@ -139,6 +175,7 @@ absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns
     next_sweep_ns_ = now_ns + kSweepEveryNs;
   }
   if (!present.ok()) return present.status();
+  if (!backends.ok()) return backends;
   if (!*present) return "device " + options_.session.device + " disappeared";
   return std::nullopt;
 }

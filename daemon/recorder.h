@@ -68,6 +68,9 @@ class Recorder : private RecordSource {
   Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine);
   // Re-reads which devices to watch. Returns false when the requested device is gone.
   absl::StatusOr<bool> UpdateWatchedDevices();
+  // Target: attaches block_bio_queue while an enabled namespace's disk gives T2 no other way, and
+  // detaches it when none does (nvmet_backends.h). Says so in the log when it changes.
+  absl::Status UpdateBackendHooks();
 
   // RecordSource
   absl::StatusOr<int> Poll(int max_wait_ms, WireBatch& batch) override;
@@ -94,6 +97,10 @@ class Recorder : private RecordSource {
   uint64_t next_nested_read_ns_ = 0;
   uint64_t missing_stamp_ = 0;
   uint64_t records_ = 0;
+  LogCallback log_;
+  // A target record came without T2 while block_bio_queue was detached: a namespace may have been
+  // enabled on a disk that needs it (configfs sends no device event), so look again now.
+  bool backends_stale_ = false;
 };
 
 }  // namespace ntprof::agent

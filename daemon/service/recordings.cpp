@@ -307,6 +307,19 @@ void Recordings::UpdateRate(Shared& shared) {
   }
 }
 
+namespace {
+// A recorder's notes in the agent's log, under its session; libbpf's load messages only at debug.
+std::function<void(const std::string&)> SessionLog(const std::string& session) {
+  return [session](const std::string& line) {
+    if (line.rfind("libbpf: ", 0) == 0) {
+      spdlog::debug("session {}: {}", session, line);
+    } else {
+      spdlog::info("session {}: {}", session, line);
+    }
+  };
+}
+}  // namespace
+
 // The kernel's BPF programs, or the SPDK processes the agent was given (--spdk): same settings,
 // same sinks, same spool.
 void Recordings::RunShared(std::shared_ptr<Shared> shared, v1::RecordingSettings s) {
@@ -319,9 +332,7 @@ void Recordings::RunShared(std::shared_ptr<Shared> shared, v1::RecordingSettings
     o.salt = s.salt();
     o.interval_s = config_.interval_s;
     o.session_name = s.session();
-    RunSharedWith(shared, spdk::SpdkRecorder::Start(o, [session = s.session()](const std::string& line) {
-                    spdlog::info("session {}: {}", session, line);
-                  }));
+    RunSharedWith(shared, spdk::SpdkRecorder::Start(o, SessionLog(s.session())));
     return;
   }
   RecordingOptions o;
@@ -333,7 +344,7 @@ void Recordings::RunShared(std::shared_ptr<Shared> shared, v1::RecordingSettings
   o.session.btf_path = config_.btf_path;
   o.interval_s = config_.interval_s;
   o.session_name = s.session();
-  RunSharedWith(shared, Recorder::Start(o, *facts_));
+  RunSharedWith(shared, Recorder::Start(o, *facts_, SessionLog(s.session())));
 }
 
 template <typename AnyRecorder>

@@ -231,6 +231,8 @@ run_kernel_scenarios() {
     scenario "a user-space NVMe/TCP initiator (Python, plain sockets): host through libntprof_probe.so, target by the kernel agent, and the target agent alone" \
       "$repo/tests/testbed/userspace_initiator_scenarios.sh" "$build/client/ntprofctl" \
       "$build/probe/libntprof_probe.so.1"
+    scenario "a bio-based namespace enabled mid-recording: the target attaches block_bio_queue for its T2, storage = its drive delay, detached when it goes" \
+      "$repo/tests/testbed/bio_backend_scenario.sh" "$build/client/ntprofctl"
   fi
   if [ "${NTPROF_BENCH:-0}" = 1 ]; then
     echo "--- benchmark: agent overhead on kernel $kernel"

@@ -8,10 +8,14 @@
 #   drive-delay NSID NSEC      change nullb<NSID-1>'s completion delay in every subsystem (see below)
 #   link-delay USEC            netem delay on eth1 egress (0 = none)
 #   target-status
+#   bio-namespace NQN NSID NAME NSEC SIZE_MB
+#                              null_blk NAME in bio mode (no request: what device mapper and md
+#                              are to the block layer), completion after NSEC, as namespace NSID
+#   namespace-remove NQN NSID  disable and remove namespace NSID, then its null_blk if it is one
 # host side:
 #   host-connect TRANSPORT ADDR PORT NQN                connect, wait for the namespaces, print "nsid dev"
 #   host-devices NQN                                    print "nsid dev" for the connected subsystem
-#   host-rescan NQN                                     nvme ns-rescan + wait for the namespaces
+#   host-rescan NQN [COUNT]                             nvme ns-rescan + wait for COUNT (2) namespaces
 #   host-busy NQN NSID                                  exit 0 if the namespace did I/O within 0.5 s
 #   host-disconnect NQN
 set -u
@@ -35,11 +39,11 @@ nullb_config() {
   if [ "$2" -gt 0 ]; then echo 2 > "$d/irqmode"; echo "$2" > "$d/completion_nsec"
   else echo 0 > "$d/irqmode"; echo 0 > "$d/completion_nsec"; fi
 }
-nullb_create() {   # NAME NSEC SIZE_MB
+nullb_create() {   # NAME NSEC SIZE_MB [QUEUE_MODE: 2 = blk-mq (default), 0 = bio]
   local d=$NULLB/$1
   [ -d "$d" ] && [ "$(cat "$d/power")" = 1 ] && return 0
   mkdir -p "$d"
-  echo "$3" > "$d/size"; echo 4096 > "$d/blocksize"; echo 2 > "$d/queue_mode"
+  echo "$3" > "$d/size"; echo 4096 > "$d/blocksize"; echo "${4:-2}" > "$d/queue_mode"
   echo 1 > "$d/submit_queues"; echo 128 > "$d/hw_queue_depth"; echo 0 > "$d/memory_backed"
   nullb_config "$1" "$2"
   echo 1 > "$d/power" || die "cannot power on null_blk $1"
@@ -78,6 +82,25 @@ target_setup() {
   [ "$(cat "$p/addr_trtype")" = "$tr" ] || die "nvmet port $port_id is $(cat "$p/addr_trtype"), not $tr: tb down first"
   [ -e "$p/subsystems/$nqn" ] || ln -s "$s" "$p/subsystems/$nqn" || die "cannot link $nqn to port $port_id"
   say "nvmet: $tr 192.168.100.1:$port $nqn ns1=/dev/nullb0 ($(nullb_desc nullb0)) ns2=/dev/nullb1 ($(nullb_desc nullb1))"
+}
+
+bio_namespace() {   # NQN NSID NAME NSEC SIZE_MB
+  [ -d "$NVMET/subsystems/$1" ] || die "no nvmet subsystem $1: target-setup first"
+  nullb_create "$3" "$4" "$5" 0
+  nvmet_ns "$1" "$2" "/dev/$3"
+  say "nvmet: $1 ns$2=/dev/$3 (bio mode, $(nullb_desc "$3"))"
+}
+
+namespace_remove() {   # NQN NSID
+  local ns=$NVMET/subsystems/$1/namespaces/$2 dev
+  [ -d "$ns" ] || return 0
+  dev=$(cat "$ns/device_path")
+  echo 0 > "$ns/enable"
+  rmdir "$ns" || die "cannot remove namespace $2 of $1"
+  case $dev in
+    /dev/nullb*) [ -d "$NULLB/${dev#/dev/}" ] && { echo 0 > "$NULLB/${dev#/dev/}/power"; rmdir "$NULLB/${dev#/dev/}"; } ;;
+  esac
+  say "nvmet: $1 ns$2 ($dev) removed"
 }
 
 nullb_desc() { echo "irqmode=$(cat $NULLB/$1/irqmode) completion_nsec=$(cat $NULLB/$1/completion_nsec)"; }
@@ -164,10 +187,10 @@ host_connect() {
   host_devices "$nqn"
 }
 
-host_rescan() {
+host_rescan() {   # NQN [COUNT]
   local c
   for c in $(host_ctrl "$1"); do nvme ns-rescan "/dev/$c" >&2; done
-  wait_for 30 have_ns "$1" 2 || die "namespaces of $1 did not come back after rescan"
+  wait_for 30 have_ns "$1" "${2:-2}" || die "namespaces of $1 did not come back after rescan"
   host_devices "$1"
 }
 
@@ -188,6 +211,8 @@ case $cmd in
   drive-delay)     drive_delay "$@" ;;
   link-delay)      link_delay "$@" ;;
   target-status)   target_status "$@" ;;
+  bio-namespace)   bio_namespace "$@" ;;
+  namespace-remove) namespace_remove "$@" ;;
   host-connect)    host_connect "$@" ;;
   host-devices)    host_devices "$@" ;;
   host-rescan)     host_rescan "$@" ;;
