@@ -36,10 +36,9 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
       !problem.empty())
     return absl::InvalidArgumentError(problem);
   const TransportRow& row = *FindTransport(s.transport);
-  auto engine = AgentEngine::Start(s, facts, log);
+  auto engine = AgentEngine::Start(s, facts, std::move(log));
   if (!engine.ok()) return engine.status();
   std::unique_ptr<Recorder> r(new Recorder(options, std::move(*engine)));
-  r->log_ = std::move(log);
 
   // listening before the first read, so no change between the two goes unseen
   if (auto events = DeviceEvents::Open(); events.ok()) r->device_events_.emplace(std::move(*events));
@@ -90,8 +89,8 @@ absl::Status Recorder::UpdateBackendHooks() {
   const std::vector<std::string> reasons = backends.BioQueueReasons();
   absl::StatusOr<bool> changed = engine_->SetOnDemandHook(kBioQueueHook, !reasons.empty());
   if (!changed.ok()) return changed.status();
-  if (*changed && log_) {
-    log_(reasons.empty()
+  if (*changed && options_.on_note) {
+    options_.on_note(reasons.empty()
              ? std::string(kBioQueueHook) + " detached: every enabled namespace's disk stamps "
                                             "its requests (T2 read at block_rq_issue)"
              : std::string(kBioQueueHook) + " attached for T2: " + absl::StrJoin(reasons, "; "));

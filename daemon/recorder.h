@@ -28,6 +28,9 @@ struct RecordingOptions {
   double duration_s = 0;  // 0: until stopped
   double interval_s = 1;
   std::string session_name;
+  // What the recording changes on its own while it runs (a hook attached or detached on demand),
+  // one line each, for the operator's log; may be empty.
+  std::function<void(const std::string&)> on_note;
 };
 
 // How long a sampled command may stay in flight before it is counted as never completed.
@@ -97,7 +100,6 @@ class Recorder : private RecordSource {
   uint64_t next_nested_read_ns_ = 0;
   uint64_t missing_stamp_ = 0;
   uint64_t records_ = 0;
-  LogCallback log_;
   // A target record came without T2 while block_bio_queue was detached: a namespace may have been
   // enabled on a disk that needs it (configfs sends no device event), so look again now.
   bool backends_stale_ = false;

@@ -59,6 +59,7 @@ int RunRecord(const RecordArgs& a) {
   o.duration_s = a.duration;
   o.interval_s = a.interval;
   o.session_name = a.session;
+  if (!a.quiet) o.on_note = [](const std::string& line) { std::cerr << "ntprofd: " << line << "\n"; };
 
   agent::LiveKernelFacts facts;
   agent::LogCallback log;

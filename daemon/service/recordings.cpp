@@ -308,15 +308,9 @@ void Recordings::UpdateRate(Shared& shared) {
 }
 
 namespace {
-// A recorder's notes in the agent's log, under its session; libbpf's load messages only at debug.
+// A recorder's notes in the agent's log, under its session.
 std::function<void(const std::string&)> SessionLog(const std::string& session) {
-  return [session](const std::string& line) {
-    if (line.rfind("libbpf: ", 0) == 0) {
-      spdlog::debug("session {}: {}", session, line);
-    } else {
-      spdlog::info("session {}: {}", session, line);
-    }
-  };
+  return [session](const std::string& line) { spdlog::info("session {}: {}", session, line); };
 }
 }  // namespace
 
@@ -344,7 +338,8 @@ void Recordings::RunShared(std::shared_ptr<Shared> shared, v1::RecordingSettings
   o.session.btf_path = config_.btf_path;
   o.interval_s = config_.interval_s;
   o.session_name = s.session();
-  RunSharedWith(shared, Recorder::Start(o, *facts_, SessionLog(s.session())));
+  o.on_note = SessionLog(s.session());
+  RunSharedWith(shared, Recorder::Start(o, *facts_));
 }
 
 template <typename AnyRecorder>

@@ -8,9 +8,9 @@
 #   drive-delay NSID NSEC      change nullb<NSID-1>'s completion delay in every subsystem (see below)
 #   link-delay USEC            netem delay on eth1 egress (0 = none)
 #   target-status
-#   bio-namespace NQN NSID NAME NSEC SIZE_MB
-#                              null_blk NAME in bio mode (no request: what device mapper and md
-#                              are to the block layer), completion after NSEC, as namespace NSID
+#   bio-disk NAME NSEC SIZE_MB null_blk NAME in bio mode (no request: what device mapper and md
+#                              are to the block layer), completion after NSEC
+#   namespace-add NQN NSID DEV enable namespace NSID of NQN on DEV
 #   namespace-remove NQN NSID  disable and remove namespace NSID, then its null_blk if it is one
 # host side:
 #   host-connect TRANSPORT ADDR PORT NQN                connect, wait for the namespaces, print "nsid dev"
@@ -84,11 +84,10 @@ target_setup() {
   say "nvmet: $tr 192.168.100.1:$port $nqn ns1=/dev/nullb0 ($(nullb_desc nullb0)) ns2=/dev/nullb1 ($(nullb_desc nullb1))"
 }
 
-bio_namespace() {   # NQN NSID NAME NSEC SIZE_MB
+namespace_add() {   # NQN NSID DEV
   [ -d "$NVMET/subsystems/$1" ] || die "no nvmet subsystem $1: target-setup first"
-  nullb_create "$3" "$4" "$5" 0
-  nvmet_ns "$1" "$2" "/dev/$3"
-  say "nvmet: $1 ns$2=/dev/$3 (bio mode, $(nullb_desc "$3"))"
+  nvmet_ns "$1" "$2" "$3"
+  say "nvmet: $1 ns$2=$3"
 }
 
 namespace_remove() {   # NQN NSID
@@ -211,7 +210,8 @@ case $cmd in
   drive-delay)     drive_delay "$@" ;;
   link-delay)      link_delay "$@" ;;
   target-status)   target_status "$@" ;;
-  bio-namespace)   bio_namespace "$@" ;;
+  bio-disk)        nullb_create "$1" "$2" "$3" 0; say "/dev/$1: bio mode, $(nullb_desc "$1")" ;;
+  namespace-add)   namespace_add "$@" ;;
   namespace-remove) namespace_remove "$@" ;;
   host-connect)    host_connect "$@" ;;
   host-devices)    host_devices "$@" ;;
