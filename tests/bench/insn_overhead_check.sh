@@ -17,12 +17,13 @@ set -uo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$repo/build}
 tb=$repo/deploy/testbed/tb
-# measured 523-558 (host) / 433-448 (target), helpers' bodies and tracepoint call sites included
-# (docs/overhead.md, "In CI"; NVMe/TCP, 1 in 100). A window of ~2,600 reads holds 26 +- 5 sampled
-# commands, about +-40 per I/O on the host; above that margin, one more trampoline run per I/O
-# (~136) fails either side, one more tracepoint run per I/O (~65 with its call site) the target
+# measured 523-558 (host) / 364-379 (target, since T2 comes from the request: block_bio_queue
+# detached), helpers' bodies and tracepoint call sites included (docs/overhead.md, "In CI"; NVMe/TCP,
+# 1 in 100). A window of ~2,600 reads holds 26 +- 5 sampled commands, about +-40 per I/O on the
+# host; above that margin, one more trampoline run per I/O (~136) fails either side, one more
+# tracepoint run per I/O (~65 with its call site: block_bio_queue attached again) the target
 bound_host=${NTPROF_INSN_BOUND_HOST:-610}
-bound_target=${NTPROF_INSN_BOUND_TARGET:-495}
+bound_target=${NTPROF_INSN_BOUND_TARGET:-440}
 export NTPROF_BUILD_DIR=$build
 export NTPROF_TESTBED_DIR=${NTPROF_INSN_TESTBED_DIR:-$build/testbed-insn}
 export NTPROF_TB_PORT_BASE=${NTPROF_INSN_TB_PORT_BASE:-22700}
