@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -31,6 +32,18 @@ fs::path DiskDirectory(dev_t dev, const std::string& sysfs_root) {
   if (ec) return {};
   if (fs::exists(dir / "partition", ec)) dir = dir.parent_path();
   return dir;
+}
+
+const char* T2Source(NamespaceBackend b) {
+  switch (b) {
+    case NamespaceBackend::kRequestBased:
+      return "request";
+    case NamespaceBackend::kNeedsBioQueue:
+      return "block_bio_queue";
+    case NamespaceBackend::kFile:
+      return "nvmet_file_execute_rw";
+  }
+  return "?";
 }
 
 }  // namespace
@@ -88,6 +101,12 @@ NvmetBackends ReadNvmetBackends(const std::string& configfs_root, const std::str
       out.namespaces.push_back(std::move(ns));
     }
   }
+  // configfs lists in no particular order: by subsystem, then namespace id
+  std::sort(out.namespaces.begin(), out.namespaces.end(), [](const auto& a, const auto& b) {
+    if (a.subsystem != b.subsystem) return a.subsystem < b.subsystem;
+    if (a.nsid.size() != b.nsid.size()) return a.nsid.size() < b.nsid.size();
+    return a.nsid < b.nsid;
+  });
   return out;
 }
 
@@ -101,6 +120,46 @@ std::vector<std::string> NvmetBackends::BioQueueReasons() const {
       reasons.push_back(ns.subsystem + " nsid " + ns.nsid + " (" + ns.device_path + "): " + ns.why);
   }
   return reasons;
+}
+
+}  // namespace ntprof::agent
+
+namespace ntprof::agent {
+
+std::string NvmetBackends::ToText() const {
+  std::string out = "T2 by namespace (nvmet configfs, enabled namespaces):\n";
+  if (!configfs_readable)
+    return out + "  nvmet's configfs cannot be read: block_bio_queue is attached (nothing is known)\n";
+  if (namespaces.empty()) out += "  none\n";
+  for (const NvmetNamespace& ns : namespaces) {
+    out += "  " + ns.subsystem + " nsid " + ns.nsid + " " + ns.device_path + ": " + ns.why + " -> ";
+    switch (ns.backend) {
+      case NamespaceBackend::kRequestBased:
+        out += "from the request at block_rq_issue\n";
+        break;
+      case NamespaceBackend::kNeedsBioQueue:
+        out += "block_bio_queue attached while it is enabled\n";
+        break;
+      case NamespaceBackend::kFile:
+        out += "at nvmet_file_execute_rw\n";
+        break;
+    }
+  }
+  return out;
+}
+
+nlohmann::json NvmetBackends::ToJson() const {
+  nlohmann::json list = nlohmann::json::array();
+  for (const NvmetNamespace& ns : namespaces) {
+    list.push_back({{"subsystem", ns.subsystem},
+                    {"nsid", ns.nsid},
+                    {"device_path", ns.device_path},
+                    {"t2_from", T2Source(ns.backend)},
+                    {"why", ns.why}});
+  }
+  return {{"configfs_readable", configfs_readable},
+          {"block_bio_queue_needed", NeedsBioQueue()},
+          {"namespaces", list}};
 }
 
 }  // namespace ntprof::agent

@@ -12,6 +12,7 @@
 // record arrives without T2 (recorder.cpp).
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ struct NvmetBackends {
   // Why: "NQN nsid 3 (/dev/dm-0): bio-based (dm-0 has no mq/)" per namespace that needs it, or
   // that configfs cannot be read. Empty when T2 can come from the request everywhere.
   std::vector<std::string> BioQueueReasons() const;
+
+  // For `ntprofd probe --role target`: where each enabled namespace's T2 comes from.
+  std::string ToText() const;
+  nlohmann::json ToJson() const;
 };
 
 NvmetBackends ReadNvmetBackends(const std::string& configfs_root = "/sys/kernel/config",

@@ -9,8 +9,10 @@
 #include "hook_plan.h"
 #include "kernel_facts.h"
 #include "manual_page.h"
+#include "nvmet_backends.h"
 #include "spdk_cli.h"  // --spdk-target / --spdk-host (daemon/spdk/)
 #include "transport_option.h"
+#include "transports.h"
 
 namespace ntprof::daemon_cli {
 namespace {
@@ -48,10 +50,16 @@ int RunProbe(const ProbeArgs& a) {
       }
     }
   }
+  // a kernel target's T2 depends on its namespaces' disks (daemon/nvmet_backends.h)
+  const agent::TransportRow* row = agent::FindTransport(s.transport);
+  const bool kernel_target = s.role == agent::Role::kTarget && row && !row->local_device;
   if (a.json) {
-    std::cout << plan.ToJson();
+    nlohmann::json out = nlohmann::json::parse(plan.ToJson());
+    if (kernel_target) out["t2"] = agent::ReadNvmetBackends().ToJson();
+    std::cout << out.dump(2) << "\n";
   } else {
     std::cout << plan.ToText();
+    if (kernel_target) std::cout << agent::ReadNvmetBackends().ToText();
   }
   if (!load_error.empty()) std::cerr << "ntprofd probe: " << load_error << "\n";
   return plan.CheckRequired().ok() && load_error.empty() ? cli::kOk : cli::kFailed;
@@ -82,6 +90,11 @@ DESCRIPTION
     The plan is decided from the kernel's facts (BTF, kallsyms, tracefs) and then, when run as
     root, confirmed by loading and attaching the programs once (nothing is recorded). A required
     hook without a usable variant means `ntprofd record` would stop with the same message.
+
+    For a target, it then lists each enabled nvmet namespace (configfs) and where its T2 (handed
+    to the backend) comes from: the block request's start time at block_rq_issue on a blk-mq disk
+    with iostats on; block_bio_queue, attached on demand, on a bio-based disk (device mapper, md)
+    or with iostats off; nvmet_file_execute_rw for a file. With --json: the "t2" object.
 
     With --spdk-target or --spdk-host (an SPDK application built with the ntprof probe patch,
     docs/spdk.md): the objects holding its `ntprof` USDT probes, their sites and control block, and
