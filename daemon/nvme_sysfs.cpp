@@ -9,20 +9,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "block_devices.h"
+#include "sysfs_line.h"
 
 namespace ntprof::agent {
-namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadLine(const fs::path& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return std::string(absl::StripAsciiWhitespace(line));
-}
-
-}  // namespace
 
 std::string NamespaceHeadName(const std::string& sysfs_name) {
   static const std::regex kPath(R"(nvme(\d+)c\d+n(\d+))");
@@ -42,19 +33,19 @@ NvmeHostView ReadNvmeHostView(const std::string& sysfs_root) {
     if (!std::regex_match(name, m, kCtrl)) continue;
     NvmeController c;
     c.instance = std::stoi(m[1]);
-    c.transport = ReadLine(entry.path() / "transport");
-    c.subsysnqn = ReadLine(entry.path() / "subsysnqn");
-    c.address = ReadLine(entry.path() / "address");
-    c.state = ReadLine(entry.path() / "state");
-    absl::SimpleAtoi(ReadLine(entry.path() / "cntlid"), &c.cntlid);
+    c.transport = ReadSysfsLine(entry.path() / "transport");
+    c.subsysnqn = ReadSysfsLine(entry.path() / "subsysnqn");
+    c.address = ReadSysfsLine(entry.path() / "address");
+    c.state = ReadSysfsLine(entry.path() / "state");
+    absl::SimpleAtoi(ReadSysfsLine(entry.path() / "cntlid"), &c.cntlid);
     for (const auto& sub : fs::directory_iterator(entry.path(), ec)) {
       std::string ns = sub.path().filename();
       if (!std::regex_match(ns, kNs)) continue;
       // A multipath path (nvme0c0n1) is hidden and has no dev_t: I/O is recorded against its
       // namespace head (nvme0n1), which has one.
       std::string head = NamespaceHeadName(ns);
-      auto dev = ParseMajorMinor(ReadLine(sub.path() / "dev"));
-      if (!dev) dev = ParseMajorMinor(ReadLine(fs::path(sysfs_root) / "class/block" / head / "dev"));
+      auto dev = ParseMajorMinor(ReadSysfsLine(sub.path() / "dev"));
+      if (!dev) dev = ParseMajorMinor(ReadSysfsLine(fs::path(sysfs_root) / "class/block" / head / "dev"));
       if (!dev) continue;
       view.namespaces.push_back({*dev, ns, head, c.instance});
     }

@@ -7,21 +7,13 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
-#include "absl/strings/ascii.h"
+#include "sysfs_line.h"
 
 namespace ntprof::agent {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadTrimmed(const fs::path& file) {
-  std::ifstream in(file);
-  std::string text;
-  std::getline(in, text);
-  return std::string(absl::StripAsciiWhitespace(text));
-}
 
 // The sysfs directory of the whole disk holding dev (a partition's parent): the queue is the disk's.
 fs::path DiskDirectory(dev_t dev, const std::string& sysfs_root) {
@@ -74,7 +66,7 @@ NamespaceBackend ClassifyBackingDevice(const std::string& device_path, const std
     *why = "bio-based (" + disk.filename().string() + " has no mq/)";
     return NamespaceBackend::kNeedsBioQueue;
   }
-  if (ReadTrimmed(disk / "queue" / "iostats") != "1") {
+  if (ReadSysfsLine(disk / "queue" / "iostats") != "1") {
     *why = "blk-mq with queue/iostats off (the request carries no start time)";
     return NamespaceBackend::kNeedsBioQueue;
   }
@@ -92,11 +84,11 @@ NvmetBackends ReadNvmetBackends(const std::string& configfs_root, const std::str
     fs::directory_iterator namespaces(s.path() / "namespaces", ec);
     if (ec) continue;  // removed while we read
     for (const fs::directory_entry& n : namespaces) {
-      if (ReadTrimmed(n.path() / "enable") != "1") continue;
+      if (ReadSysfsLine(n.path() / "enable") != "1") continue;
       NvmetNamespace ns;
       ns.subsystem = s.path().filename().string();
       ns.nsid = n.path().filename().string();
-      ns.device_path = ReadTrimmed(n.path() / "device_path");
+      ns.device_path = ReadSysfsLine(n.path() / "device_path");
       ns.backend = ClassifyBackingDevice(ns.device_path, sysfs_root, &ns.why);
       out.namespaces.push_back(std::move(ns));
     }
