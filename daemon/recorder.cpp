@@ -2,8 +2,8 @@
 
 #include <algorithm>
 
-#include "host_identity.h"
 #include "absl/strings/str_join.h"
+#include "host_identity.h"
 #include "monotonic_clock.h"
 #include "nvmet_backends.h"
 #include "transports.h"
@@ -51,7 +51,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
                                                       " on this host (see `nvme list`)");
   }
   r->identity_.Refresh();
-  if (absl::Status st = r->UpdateBackendHooks(); !st.ok()) return st;
+  r->UpdateBackendHooks();
 
   v1::FileHeader& h = r->header_;
   h.set_hostname(r->agent_);
@@ -78,24 +78,29 @@ absl::StatusOr<bool> Recorder::UpdateWatchedDevices() {
   return w.present;
 }
 
-absl::Status Recorder::UpdateBackendHooks() {
+void Recorder::UpdateBackendHooks() {
   backends_stale_ = false;
-  if (options_.session.role != Role::kTarget) return absl::OkStatus();
+  if (options_.session.role != Role::kTarget) return;
   const bool loaded = std::any_of(plan().hooks().begin(), plan().hooks().end(), [](const auto& d) {
     return d.hook.name == kBioQueueHook && d.chosen_variant();
   });
-  if (!loaded) return absl::OkStatus();  // the plan says why (probe); T2 from requests only
-  const NvmetBackends backends = ReadNvmetBackends();
-  const std::vector<std::string> reasons = backends.BioQueueReasons();
+  if (!loaded) return;  // the plan says why (probe); T2 from requests only
+  const std::vector<std::string> reasons = ReadNvmetBackends().BioQueueReasons();
   absl::StatusOr<bool> changed = engine_->SetOnDemandHook(kBioQueueHook, !reasons.empty());
-  if (!changed.ok()) return changed.status();
-  if (*changed && options_.on_note) {
-    options_.on_note(reasons.empty()
-             ? std::string(kBioQueueHook) + " detached: every enabled namespace's disk stamps "
-                                            "its requests (T2 read at block_rq_issue)"
-             : std::string(kBioQueueHook) + " attached for T2: " + absl::StrJoin(reasons, "; "));
+  std::string note;
+  if (!changed.ok()) {
+    // The recording goes on: those namespaces' records come without T2, counted as incomplete.
+    note = std::string(changed.status().message()) + "; T2 missing for " + absl::StrJoin(reasons, "; ");
+  } else if (*changed) {
+    note = reasons.empty() ? std::string(kBioQueueHook) +
+                                 " detached: every enabled namespace's disk stamps its requests "
+                                 "(T2 read at block_rq_issue)"
+                           : std::string(kBioQueueHook) + " attached for T2: " +
+                                 absl::StrJoin(reasons, "; ");
   }
-  return absl::OkStatus();
+  // a failure repeats at every look: said once
+  if (!note.empty() && note != last_backend_note_ && options_.on_note) options_.on_note(note);
+  if (!note.empty()) last_backend_note_ = note;
 }
 
 void Recorder::AddIntervalCounters(v1::RecordBatch& batch, uint64_t start_ns, uint64_t now_ns) {
@@ -156,14 +161,13 @@ absl::StatusOr<int> Recorder::Poll(int max_wait_ms, WireBatch& batch) {
 
 absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns) {
   absl::StatusOr<bool> present = true;
-  absl::Status backends = absl::OkStatus();
   if (!device_events_ || device_events_->Drain() || now_ns >= next_rescan_ns_) {
     identity_.Refresh();
     present = UpdateWatchedDevices();
-    backends = UpdateBackendHooks();
+    UpdateBackendHooks();
     next_rescan_ns_ = now_ns + kRescanEveryNs;
   } else if (backends_stale_) {
-    backends = UpdateBackendHooks();
+    UpdateBackendHooks();
   }
   if (now_ns >= next_nested_read_ns_) {
     nested_probe_miss_ = engine_->ReadNestedProbeMisses();
@@ -174,7 +178,6 @@ absl::StatusOr<std::optional<std::string>> Recorder::EndInterval(uint64_t now_ns
     next_sweep_ns_ = now_ns + kSweepEveryNs;
   }
   if (!present.ok()) return present.status();
-  if (!backends.ok()) return backends;
   if (!*present) return "device " + options_.session.device + " disappeared";
   return std::nullopt;
 }

@@ -72,8 +72,9 @@ class Recorder : private RecordSource {
   // Re-reads which devices to watch. Returns false when the requested device is gone.
   absl::StatusOr<bool> UpdateWatchedDevices();
   // Target: attaches block_bio_queue while an enabled namespace's disk gives T2 no other way, and
-  // detaches it when none does (nvmet_backends.h). Says so in the log when it changes.
-  absl::Status UpdateBackendHooks();
+  // detaches it when none does (nvmet_backends.h). Says so (on_note) when it changes or fails; a
+  // failure does not end the recording.
+  void UpdateBackendHooks();
 
   // RecordSource
   absl::StatusOr<int> Poll(int max_wait_ms, WireBatch& batch) override;
@@ -103,6 +104,7 @@ class Recorder : private RecordSource {
   // A target record came without T2 while block_bio_queue was detached: a namespace may have been
   // enabled on a disk that needs it (configfs sends no device event), so look again now.
   bool backends_stale_ = false;
+  std::string last_backend_note_;
 };
 
 }  // namespace ntprof::agent
