@@ -25,7 +25,7 @@ void ConvertRecord(const ntprof_record& rec, const EncodedIdentity& id, v1::Reco
 }
 
 bool MissesCoreStamp(const ntprof_record& rec) {
-  if (rec.opcode != 0x01 && rec.opcode != 0x02) return false;  // flush etc.: no data path
+  if (!IsReadOrWrite(rec.opcode)) return false;  // flush etc.: no data path
   auto missing = [&](std::initializer_list<int> idx) {
     for (int i : idx) {
       if (!rec.stamps[i]) return true;

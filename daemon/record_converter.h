@@ -16,6 +16,7 @@
 #include "agent_engine.h"
 #include "ntprof/v1/record.pb.h"
 #include "ntprof_record.h"
+#include "nvme_opcode.h"
 #include "raw_records.h"
 #include "nvme_sysfs.h"
 

@@ -18,8 +18,6 @@ constexpr int kStopWaitMs = 1000;
 // The target's T2 hook that only some disks need (hook_catalog.cpp, nvmet_backends.h).
 constexpr const char* kBioQueueHook = "block_bio_queue";
 
-bool ReadOrWrite(const ntprof_record& rec) { return rec.opcode == 0x01 || rec.opcode == 0x02; }
-
 }  // namespace
 
 Recorder::Recorder(RecordingOptions options, std::unique_ptr<AgentEngine> engine)
@@ -148,7 +146,7 @@ RecordCallback Recorder::AddTo(WireBatch& batch) {
   return [this, &batch](const ntprof_record& rec) {
     if (MissesCoreStamp(rec)) ++missing_stamp_;
     if (rec.role == NTPROF_ROLE_TARGET && !rec.stamps[NTPROF_T2_BACKEND_SUBMIT] &&
-        ReadOrWrite(rec) && !engine_->OnDemandHookAttached(kBioQueueHook))
+        IsReadOrWrite(rec.opcode) && !engine_->OnDemandHookAttached(kBioQueueHook))
       backends_stale_ = true;
     batch.Add(rec, identity_.Resolve(rec));
     ++records_;

@@ -12,12 +12,11 @@
 #include <vector>
 
 #include "ntp_reader.h"
+#include "nvme_opcode.h"
 
 namespace {
 
 using Key = std::tuple<int, uint32_t, uint32_t, uint64_t, uint64_t>;
-
-bool ReadOrWrite(const ntprof::v1::Record& r) { return r.opcode() == 0x01 || r.opcode() == 0x02; }
 
 uint64_t FirstStamp(const ntprof::v1::Record& r) {
   uint64_t first = UINT64_MAX;
@@ -50,7 +49,7 @@ int main(int argc, char** argv) {
       }
       if (!*more) break;
       for (const auto& r : batch.records()) {
-        if (ReadOrWrite(r)) keys.emplace_back(r.role(), r.qid(), r.cid(), r.slba(), FirstStamp(r));
+        if (ntprof::IsReadOrWrite(r.opcode())) keys.emplace_back(r.role(), r.qid(), r.cid(), r.slba(), FirstStamp(r));
       }
     }
   }
