@@ -6,9 +6,9 @@
 
 #include <cerrno>
 #include <cstdlib>
-#include <regex>
 
 #include "block_devices.h"
+#include "nvme_sysfs.h"
 
 namespace ntprof::agent {
 namespace {
@@ -17,12 +17,11 @@ constexpr uint64_t kSectorBytes = 512;  // the stat file counts 512-byte sectors
 
 // The stat files of a multipath head's paths: nvme<S>n<N> -> nvme<S>c<C>n<N>.
 std::vector<std::string> PathStatFiles(const std::string& sysfs_root, const std::string& name) {
-  static const std::regex kHead(R"(nvme(\d+)n(\d+))");
-  std::smatch m;
   std::vector<std::string> out;
-  if (!std::regex_match(name, m, kHead)) return out;
-  const std::string pattern =
-      sysfs_root + "/block/nvme" + m[1].str() + "c*n" + m[2].str() + "/stat";
+  std::optional<NvmeDeviceName> head = ParseNvmeDeviceName(name);
+  if (!head || !head->ns || head->path_controller) return out;  // a head: nvmeXnY
+  const std::string pattern = sysfs_root + "/block/nvme" + std::to_string(head->instance) + "c*n" +
+                              std::to_string(*head->ns) + "/stat";
   glob_t g{};
   if (glob(pattern.c_str(), 0, nullptr, &g) == 0) {
     for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -15,24 +14,61 @@ namespace ntprof::agent {
 
 namespace fs = std::filesystem;
 
+namespace {
+
+// The decimal number at the front of `text` (at most 9 digits), taken off it.
+std::optional<int> TakeNumber(std::string_view& text) {
+  size_t n = 0;
+  while (n < text.size() && n < 10 && text[n] >= '0' && text[n] <= '9') ++n;
+  if (n == 0 || n > 9) return std::nullopt;
+  int value = 0;
+  for (size_t i = 0; i < n; ++i) value = value * 10 + (text[i] - '0');
+  text.remove_prefix(n);
+  return value;
+}
+
+// `text` with `prefix` taken off its front, when it starts with it.
+bool TakePrefix(std::string_view& text, std::string_view prefix) {
+  if (text.substr(0, prefix.size()) != prefix) return false;
+  text.remove_prefix(prefix.size());
+  return true;
+}
+
+}  // namespace
+
+std::optional<NvmeDeviceName> ParseNvmeDeviceName(std::string_view name) {
+  NvmeDeviceName out;
+  if (!TakePrefix(name, "nvme")) return std::nullopt;
+  std::optional<int> instance = TakeNumber(name);
+  if (!instance) return std::nullopt;
+  out.instance = *instance;
+  if (TakePrefix(name, "c")) {
+    out.path_controller = TakeNumber(name);
+    if (!out.path_controller || name.empty()) return std::nullopt;  // a path names its namespace
+  }
+  if (TakePrefix(name, "n")) {
+    out.ns = TakeNumber(name);
+    if (!out.ns) return std::nullopt;
+  }
+  if (!name.empty()) return std::nullopt;
+  return out;
+}
+
 std::string NamespaceHeadName(const std::string& sysfs_name) {
-  static const std::regex kPath(R"(nvme(\d+)c\d+n(\d+))");
-  std::smatch m;
-  if (std::regex_match(sysfs_name, m, kPath)) return "nvme" + m[1].str() + "n" + m[2].str();
-  return sysfs_name;
+  std::optional<NvmeDeviceName> n = ParseNvmeDeviceName(sysfs_name);
+  if (!n || !n->path_controller) return sysfs_name;
+  return "nvme" + std::to_string(n->instance) + "n" + std::to_string(*n->ns);
 }
 
 NvmeHostView ReadNvmeHostView(const std::string& sysfs_root) {
-  static const std::regex kCtrl(R"(nvme(\d+))");
-  static const std::regex kNs(R"(nvme\d+(c\d+)?n\d+)");
   NvmeHostView view;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(sysfs_root + "/class/nvme", ec)) {
     std::string name = entry.path().filename();
-    std::smatch m;
-    if (!std::regex_match(name, m, kCtrl)) continue;
+    std::optional<NvmeDeviceName> ctrl = ParseNvmeDeviceName(name);
+    if (!ctrl || ctrl->ns) continue;  // a controller: nvmeX
     NvmeController c;
-    c.instance = std::stoi(m[1]);
+    c.instance = ctrl->instance;
     c.transport = ReadSysfsLine(entry.path() / "transport");
     c.subsysnqn = ReadSysfsLine(entry.path() / "subsysnqn");
     c.address = ReadSysfsLine(entry.path() / "address");
@@ -40,7 +76,8 @@ NvmeHostView ReadNvmeHostView(const std::string& sysfs_root) {
     absl::SimpleAtoi(ReadSysfsLine(entry.path() / "cntlid"), &c.cntlid);
     for (const auto& sub : fs::directory_iterator(entry.path(), ec)) {
       std::string ns = sub.path().filename();
-      if (!std::regex_match(ns, kNs)) continue;
+      std::optional<NvmeDeviceName> ns_name = ParseNvmeDeviceName(ns);
+      if (!ns_name || !ns_name->ns) continue;
       // A multipath path (nvme0c0n1) is hidden and has no dev_t: I/O is recorded against its
       // namespace head (nvme0n1), which has one.
       std::string head = NamespaceHeadName(ns);

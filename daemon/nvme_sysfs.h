@@ -5,7 +5,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ntprof::agent {
@@ -44,6 +46,19 @@ NvmeHostView ReadNvmeHostView(const std::string& sysfs_root = "/sys");
 // /dev/nvme0n1 (what `nvme list` prints) or a link to it (/dev/disk/by-id/nvme-...) by the name
 // of the file it resolves to.
 std::string NamespaceDeviceName(const std::string& device);
+
+// An NVMe device's name in sysfs, in parts: nvmeX (controller X), nvmeXnY (namespace Y: of
+// controller X, or with native multipath its head, X then being the subsystem's instance) and
+// nvmeXcYnZ (the hidden path of head nvmeXnZ through controller Y).
+struct NvmeDeviceName {
+  int instance = -1;                  // X
+  std::optional<int> path_controller;  // Y of cY
+  std::optional<int> ns;              // the namespace's n
+};
+
+// The parts of `name`, or nothing for any other name. Parsed by hand: a rescan reads every entry
+// of every controller's directory, and std::regex took thousands of instructions a name.
+std::optional<NvmeDeviceName> ParseNvmeDeviceName(std::string_view name);
 
 // nvmeXcYnZ -> nvmeXnZ; other names unchanged.
 std::string NamespaceHeadName(const std::string& sysfs_name);

@@ -40,6 +40,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
 
   // listening before the first read, so no change between the two goes unseen
   if (auto events = DeviceEvents::Open(); events.ok()) r->device_events_.emplace(std::move(*events));
+  r->identity_.Refresh();  // before the watch, which reads the host's NVMe view it holds
   auto present = r->UpdateWatchedDevices();
   if (!present.ok()) return present.status();
   if (!*present) {
@@ -48,7 +49,6 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
                                                       " namespace " + s.device +
                                                       " on this host (see `nvme list`)");
   }
-  r->identity_.Refresh();
   r->UpdateBackendHooks();
 
   v1::FileHeader& h = r->header_;
@@ -70,7 +70,7 @@ absl::StatusOr<std::unique_ptr<Recorder>> Recorder::Start(const RecordingOptions
 
 absl::StatusOr<bool> Recorder::UpdateWatchedDevices() {
   const SessionOptions& s = options_.session;
-  WatchedDevices w = FindTransport(s.transport)->watch(s.role, s.device);
+  WatchedDevices w = FindTransport(s.transport)->watch(s.role, s.device, identity_.host_view());
   if (absl::Status st = engine_->SetWatchedDevices(w.devices); !st.ok()) return st;
   counters_.Watch(w.devices);
   return w.present;

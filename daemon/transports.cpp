@@ -38,9 +38,9 @@ WatchedDevices HostNamespaces(const NvmeHostView& view, v1::Transport transport,
 // ports either: the programs know an NVMe/TCP queue's socket by the PDU buffers of the sampled
 // commands sent on it (bpf/ntprof_tcp_xmit.h).
 template <v1::Transport kTransport>
-WatchedDevices WatchNvmeOf(Role role, const std::string& device) {
+WatchedDevices WatchNvmeOf(Role role, const std::string& device, const NvmeHostView& host_view) {
   if (role != Role::kHost) return {};
-  return HostNamespaces(ReadNvmeHostView(), kTransport, device);
+  return HostNamespaces(host_view, kTransport, device);
 }
 
 // ---- NVMe/TCP ----------------------------------------------------------------------------------
@@ -122,7 +122,7 @@ std::vector<HookSpec> LocalHooks() {
   };
 }
 
-WatchedDevices WatchLocal(Role, const std::string& device) {
+WatchedDevices WatchLocal(Role, const std::string& device, const NvmeHostView&) {
   WatchedDevices w;
   auto dev = ResolveBlockDevice(device);
   w.present = dev.ok();

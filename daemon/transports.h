@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "bpf_object_handle.h"
 #include "hook_catalog.h"
+#include "nvme_sysfs.h"
 #include "ntprof/v1/record.pb.h"
 #include "session_options.h"
 #include "transport_name.h"
@@ -49,8 +50,11 @@ struct TransportRow {
   // as pages): the agent looks up vmemmap_base and page_offset_base in kallsyms for them. Other
   // transports skip that read of the whole listing at start.
   bool page_addresses = false;
-  // The devices a recording of `role` watches; `device` = the one asked for or "".
-  WatchedDevices (*watch)(Role role, const std::string& device) = nullptr;
+  // The devices a recording of `role` watches; `device` = the one asked for or "". host_view is
+  // sysfs's NVMe view as the recorder last read it for its identities: one read of sysfs serves
+  // both (each read is dozens of files, and it is most of what an idle agent costs).
+  WatchedDevices (*watch)(Role role, const std::string& device,
+                          const NvmeHostView& host_view) = nullptr;
 
   const TransportRole& side(Role role) const { return role == Role::kHost ? host : target; }
   std::string name() const { return TransportName(transport); }  // "tcp"

@@ -84,5 +84,27 @@ TEST_CASE("kernel_dev_encoding_matches_the_kernel") {
   CHECK(NamespaceHeadName("nvme0n1") == "nvme0n1");
 }
 
+TEST_CASE("nvme_device_names_parse_into_their_parts") {
+  auto ctrl = ParseNvmeDeviceName("nvme12");
+  REQUIRE(ctrl);
+  CHECK(ctrl->instance == 12);
+  CHECK_FALSE(ctrl->path_controller);
+  CHECK_FALSE(ctrl->ns);
+  auto ns = ParseNvmeDeviceName("nvme0n3");
+  REQUIRE(ns);
+  CHECK(ns->instance == 0);
+  CHECK(ns->ns == 3);
+  CHECK_FALSE(ns->path_controller);
+  auto path = ParseNvmeDeviceName("nvme2c15n7");
+  REQUIRE(path);
+  CHECK(path->instance == 2);
+  CHECK(path->path_controller == 15);
+  CHECK(path->ns == 7);
+  // what a controller's directory and /sys/class/nvme also hold
+  for (const char* other : {"nvme", "nvme-fabrics", "nvme0c1", "nvme0n", "nvme0n1p1", "nvmex",
+                            "power", "subsysnqn", "nvme0n1 ", "nvme12345678901"})
+    CHECK_FALSE(ParseNvmeDeviceName(other));
+}
+
 }  // namespace
 }  // namespace ntprof::agent
