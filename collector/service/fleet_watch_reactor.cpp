@@ -36,6 +36,10 @@ FleetWatchReactor::FleetWatchReactor(grpc::CallbackServerContext* context, Watch
 
 void FleetWatchReactor::FollowPeer(Peer* peer) {
   while (true) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) return;  // stopped: the collector (and peers_) may be going away
+    }
     std::string error;
     auto stub = peers_->StubFor(peer->address, &error);
     if (stub) {
@@ -159,11 +163,16 @@ void FleetWatchReactor::Stop() {
 void FleetWatchReactor::OnDone() {
   hub_->Unsubscribe(subscription_);  // no notify after this returns
   Stop();
-  if (merger_.joinable()) merger_.join();
-  for (auto& p : peers_state_) {
-    if (p->thread.joinable()) p->thread.join();
-  }
-  delete this;
+  // Joined on a thread of our own: gRPC runs OnDone on its one executor thread, which may also
+  // hold the work a follower still waits for (its peer's last message and status). Joining here
+  // waited forever for it, and stalled every peer call of this collector meanwhile.
+  std::thread([this] {
+    if (merger_.joinable()) merger_.join();
+    for (auto& p : peers_state_) {
+      if (p->thread.joinable()) p->thread.join();
+    }
+    delete this;
+  }).detach();
 }
 
 }  // namespace ntprof::collector

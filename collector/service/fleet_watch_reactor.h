@@ -39,6 +39,7 @@ class FleetWatchReactor final : public WatchWriter {
   FleetWatchReactor(grpc::CallbackServerContext* context, WatchHub* hub, CollectorPeers* peers,
                     const v1::WatchRequest& request, int64_t now_ns);
 
+  // Returns at once: the threads are joined, and this deleted, off gRPC's threads.
   void OnDone() override;
 
  private:
