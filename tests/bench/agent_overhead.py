@@ -190,10 +190,12 @@ def configuration(args, transport, dev, config, share, ntprofctl, hook_names):
     return runs
 
 
-def prepare_bed(transports, build):
+def prepare_bed(transports, build=None):
     """The running bed's share folder and the host's device per transport, with the guest half of
     the benchmarks and this build's agent copied in (the bed keeps the binaries of its `up`, which
-    may be older than the build) and no agent left from an earlier, interrupted run."""
+    may be older than the build) and no agent left from an earlier, interrupted run. build: the
+    build folder (default: $NTPROF_BUILD_DIR, else the repository's build/)."""
+    build = build or os.environ.get("NTPROF_BUILD_DIR", os.path.join(REPO, "build"))
     env = dict(line.split("=", 1) for line in tb("env").split() if "=" in line)
     share = env.get("NTPROF_TB_SHARE", "").strip("'\"")
     tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"),
