@@ -42,15 +42,10 @@ std::optional<NvmeDeviceName> ParseNvmeDeviceName(std::string_view name) {
   std::optional<int> instance = TakeNumber(name);
   if (!instance) return std::nullopt;
   out.instance = *instance;
-  if (TakePrefix(name, "c")) {
-    out.path_controller = TakeNumber(name);
-    if (!out.path_controller || name.empty()) return std::nullopt;  // a path names its namespace
-  }
-  if (TakePrefix(name, "n")) {
-    out.ns = TakeNumber(name);
-    if (!out.ns) return std::nullopt;
-  }
-  if (!name.empty()) return std::nullopt;
+  if (TakePrefix(name, "c") && !(out.path_controller = TakeNumber(name))) return std::nullopt;
+  if (TakePrefix(name, "n") && !(out.ns = TakeNumber(name))) return std::nullopt;
+  // nothing may follow, and a path (cY) always names its namespace
+  if (!name.empty() || (out.path_controller && !out.ns)) return std::nullopt;
   return out;
 }
 

@@ -30,6 +30,7 @@ import sys
 import time
 
 import agent_overhead as bed
+import insn_overhead as insn
 
 THIS = "this build"
 
@@ -46,16 +47,11 @@ def agent_cpu_ms_per_s(config, transport, dev, seconds):
     return {r: (after[r] - before[r]) / 1e6 / seconds for r in bed.ROLES}
 
 
-def vm_insns():
-    """{role: the instructions its VM has run since boot} (a bed booted with --insn-count)."""
-    return {r: int(bed.tb("insns", r).strip().splitlines()[-1]) for r in bed.ROLES}
-
-
 def insns_per_s(seconds):
     """Both VMs' instructions per second over the next `seconds`."""
-    before, t0 = vm_insns(), time.monotonic()
+    before, t0 = {r: insn.insns(r) for r in bed.ROLES}, time.monotonic()
     time.sleep(seconds)
-    after, took = vm_insns(), time.monotonic() - t0
+    after, took = {r: insn.insns(r) for r in bed.ROLES}, time.monotonic() - t0
     return {r: (after[r] - before[r]) / took for r in bed.ROLES}
 
 
@@ -88,10 +84,7 @@ def main():
     args = ap.parse_args()
     unit = "instructions" if args.insns else "ms CPU"
     if args.insns:
-        env = dict(line.split("=", 1) for line in bed.tb("env").split() if "=" in line)
-        if env.get("NTPROF_TB_INSN_COUNT", "").strip("'\"") != "1":
-            sys.exit("agent_idle.py --insns: the bed counts no instructions: deploy/testbed/tb down; "
-                     "deploy/testbed/tb up --insn-count --transport " + args.transports)
+        bed.require_insn_count("agent_idle.py --insns", args.transports)
     _, devs = bed.prepare_bed(args.transports.split(","))
     builds = {THIS: str(args.rate)}
     if args.baseline_ntprofd:

@@ -190,14 +190,26 @@ def configuration(args, transport, dev, config, share, ntprofctl, hook_names):
     return runs
 
 
+def tb_env():
+    """The running bed's settings (`tb env`), their values unquoted."""
+    pairs = (line.split("=", 1) for line in tb("env").split() if "=" in line)
+    return {k: v.strip("'\"") for k, v in pairs}
+
+
+def require_insn_count(who, transports):
+    """Exits, saying how to boot one, unless the running bed counts instructions (--insn-count)."""
+    if tb_env().get("NTPROF_TB_INSN_COUNT") != "1":
+        sys.exit(f"{who}: the bed counts no instructions: deploy/testbed/tb down; "
+                 f"deploy/testbed/tb up --insn-count --transport {transports}")
+
+
 def prepare_bed(transports, build=None):
     """The running bed's share folder and the host's device per transport, with the guest half of
     the benchmarks and this build's agent copied in (the bed keeps the binaries of its `up`, which
     may be older than the build) and no agent left from an earlier, interrupted run. build: the
     build folder (default: $NTPROF_BUILD_DIR, else the repository's build/)."""
     build = build or os.environ.get("NTPROF_BUILD_DIR", os.path.join(REPO, "build"))
-    env = dict(line.split("=", 1) for line in tb("env").split() if "=" in line)
-    share = env.get("NTPROF_TB_SHARE", "").strip("'\"")
+    share = tb_env().get("NTPROF_TB_SHARE", "")
     tb("share", os.path.join(REPO, "tests", "bench", "overhead_guest.sh"),
        os.path.join(build, "daemon", "ntprofd"), os.path.join(build, "client", "ntprofctl"))
     for role in ROLES:

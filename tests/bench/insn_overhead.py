@@ -543,12 +543,8 @@ def main():
 
 
 def run_all(args):
-    env = dict(line.split("=", 1) for line in ao.tb("env").split() if "=" in line)
-    if env.get("NTPROF_TB_INSN_COUNT", "").strip("'\"") != "1":
-        sys.exit("insn_overhead: the bed counts no instructions: deploy/testbed/tb down; "
-                 "deploy/testbed/tb up --insn-count --transport " + ",".join(args.transports))
-    build = os.environ.get("NTPROF_BUILD_DIR", os.path.join(ao.REPO, "build"))
-    _, devs = ao.prepare_bed(args.transports, build)
+    ao.require_insn_count("insn_overhead", ",".join(args.transports))
+    _, devs = ao.prepare_bed(args.transports)
     if args.baseline_ntprofd:
         ao.share_baseline(args.baseline_ntprofd)
     base_symbols = ({r: BootSymbols(kallsyms(r)) for r in ROLES} if args.split else None)

@@ -111,10 +111,7 @@ def guest_instructions_per_read(dev, ios):
 
 def guest_rounds(args):
     """[(instructions per read without the agent, with it)] per round, in the bed's host VM."""
-    env = dict(line.split("=", 1) for line in ao.tb("env").split() if "=" in line)
-    if env.get("NTPROF_TB_INSN_COUNT", "").strip("'\"") != "1":
-        sys.exit("native_estimate.py: the bed counts no instructions: deploy/testbed/tb down; "
-                 "deploy/testbed/tb up --insn-count --transport tcp")
+    ao.require_insn_count("native_estimate.py", "tcp")
     ao.prepare_bed([])
     dev = ao.tb("ssh", "host", f"modprobe loop; dd if=/dev/urandom of={GUEST_BACKING} bs=1M count={SIZE_MIB} "
                 f"status=none && losetup --find --show {GUEST_BACKING}").strip().splitlines()[-1]
